@@ -1,0 +1,85 @@
+#!/usr/bin/env python3
+"""Set up and run the course, or its tests, with nothing but Python >= 3.10 installed.
+
+    python3 course.py run     # make .venv if missing, install, execute every notebook into build/
+    python3 course.py test    # make .venv if missing, install, run the test suite
+    python3 course.py lab     # make .venv if missing, install, open JupyterLab on notebooks/
+
+Works the same on Linux, macOS and Windows (``py course.py run``). Uses only the standard
+library until the virtual environment exists.
+
+PyTorch: the venv gets ``torch==2.13.0`` unless torch is already there; set
+``POSVIZ_TORCH`` to another requirement (e.g. ``"torch>=2.1"``) or to ``skip``. On Linux,
+PyPI's default torch is a large CUDA build; a CPU-only build is smaller:
+``pip install torch --index-url https://download.pytorch.org/whl/cpu`` inside ``.venv`` first.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import subprocess
+import sys
+import venv
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent
+VENV = ROOT / ".venv"
+TORCH_DEFAULT = "torch==2.13.0"
+
+
+def _venv_python() -> Path:
+    sub = ("Scripts", "python.exe") if os.name == "nt" else ("bin", "python")
+    return VENV.joinpath(*sub)
+
+
+def _run(*args: object) -> None:
+    cmd = [str(a) for a in args]
+    print("+", " ".join(cmd), flush=True)
+    subprocess.run(cmd, check=True, cwd=ROOT)
+
+
+def _pip(*args: str) -> None:
+    _run(_venv_python(), "-m", "pip", "--disable-pip-version-check", *args)
+
+
+def ensure_environment() -> Path:
+    """Create ``.venv`` and install the course (with test extras) if not already up to date."""
+    if sys.version_info < (3, 10):  # noqa: UP036 - this file must run on old Pythons to say so
+        sys.exit(f"Python >= 3.10 is needed, this is {sys.version.split()[0]}")
+    python = _venv_python()
+    if not python.exists():
+        print(f"creating {VENV.name}/ ...", flush=True)
+        venv.EnvBuilder(with_pip=True).create(VENV)
+    stamp = VENV / ".posviz-installed"
+    wanted = hashlib.sha256((ROOT / "pyproject.toml").read_bytes()).hexdigest()
+    if stamp.exists() and stamp.read_text().strip() == wanted:
+        return python
+    torch_spec = os.environ.get("POSVIZ_TORCH", TORCH_DEFAULT)
+    has_torch = subprocess.run([python, "-c", "import torch"], capture_output=True).returncode == 0
+    if torch_spec != "skip" and not has_torch:
+        _pip("install", torch_spec)  # before the project, so it is not replaced by a CUDA build
+    _pip("install", "-e", ".[test]")
+    stamp.write_text(wanted)
+    return python
+
+
+def main() -> None:
+    commands = ("run", "test", "lab")
+    if len(sys.argv) < 2 or sys.argv[1] not in commands:
+        sys.exit(__doc__)
+    command, extra = sys.argv[1], sys.argv[2:]
+    python = ensure_environment()
+    if command == "run":
+        _run(python, ROOT / "tools" / "build_course.py", *extra)
+    elif command == "test":
+        _run(python, "-m", "pytest", *extra)
+    else:
+        _run(python, "-m", "jupyter", "lab", ROOT / "notebooks", *extra)
+
+
+if __name__ == "__main__":
+    try:
+        main()
+    except subprocess.CalledProcessError as error:
+        sys.exit(error.returncode)

@@ -1,0 +1,66 @@
+"""posviz: reference implementations and plots for the positional-encoding course.
+
+The notebooks write each idea out first; this package holds the tested versions they are
+checked against, plus the plotting and training helpers that keep notebook cells short.
+"""
+
+__version__ = "0.1.0"
+
+from .attention import MultiheadSelfAttention, causal_mask, scaled_dot_product_attention
+from .data import data_dir, load_minilm_position_embeddings, load_sentences, tokenize
+from .encodings import LearnedPositionalEmbedding, SinusoidalPositionalEncoding, sinusoidal_encoding
+from .models import POSITION_METHODS, PositionMethod, TinyTransformer, register_position_method
+from .plots import (
+    offset_similarity,
+    plot_dimension_waves,
+    plot_encoding_heatmap,
+    plot_similarity_vs_offset,
+    tick_stride,
+)
+from .style import get_language, seed_everything, set_language, setup, t, use_korean_font
+from .tasks import IGNORE, FirstTokenTask, OffsetCopyTask, OrderTask, Task
+from .training import TrainResult, evaluate, per_token_loss, train
+
+__all__ = [
+    "__version__",
+    # style
+    "setup",
+    "seed_everything",
+    "use_korean_font",
+    "set_language",
+    "get_language",
+    "t",
+    # data
+    "data_dir",
+    "load_sentences",
+    "tokenize",
+    "load_minilm_position_embeddings",
+    # encodings
+    "sinusoidal_encoding",
+    "SinusoidalPositionalEncoding",
+    "LearnedPositionalEmbedding",
+    # attention and models
+    "scaled_dot_product_attention",
+    "causal_mask",
+    "MultiheadSelfAttention",
+    "PositionMethod",
+    "POSITION_METHODS",
+    "register_position_method",
+    "TinyTransformer",
+    # tasks and training
+    "IGNORE",
+    "Task",
+    "FirstTokenTask",
+    "OrderTask",
+    "OffsetCopyTask",
+    "TrainResult",
+    "train",
+    "evaluate",
+    "per_token_loss",
+    # plots
+    "tick_stride",
+    "offset_similarity",
+    "plot_encoding_heatmap",
+    "plot_dimension_waves",
+    "plot_similarity_vs_offset",
+]

@@ -1,0 +1,189 @@
+"""One small Transformer family with a pluggable position method.
+
+The only thing that changes between two models built here with different ``position`` is
+where and how position enters; embedding, blocks, head, initialisation and training are the
+same. This is what lets notebooks 02, 04, 05 and 06 compare methods fairly.
+
+Position methods are registered in :data:`POSITION_METHODS` by name. Each is either
+
+* an *input* method: a module added to the token embeddings before the first block
+  (``"sinusoidal"``, ``"learned"``), with plain attention in every block; or
+* an *attention* method: a :class:`~posviz.attention.MultiheadSelfAttention` subclass used in
+  every block, with nothing added to the input (``"none"`` uses the plain class).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import torch
+from torch import nn
+
+from ._checks import check_int
+from .attention import MultiheadSelfAttention
+from .encodings import LearnedPositionalEmbedding, SinusoidalPositionalEncoding
+
+__all__ = ["POSITION_METHODS", "PositionMethod", "TinyTransformer", "register_position_method"]
+
+
+@dataclass(frozen=True)
+class PositionMethod:
+    """How a position method plugs into :class:`TinyTransformer`.
+
+    Attributes:
+        name: registry key, e.g. ``"sinusoidal"``.
+        input_layer: ``(d_model, max_len) -> nn.Module`` adding positions to the input, or ``None``.
+        attention: ``(d_model, num_heads, causal, max_len) -> MultiheadSelfAttention``.
+        description: one line for tables.
+    """
+
+    name: str
+    input_layer: Callable[[int, int], nn.Module] | None
+    attention: Callable[[int, int, bool, int], MultiheadSelfAttention]
+    description: str = ""
+
+
+def _plain_attention(d_model: int, num_heads: int, causal: bool, max_len: int) -> MultiheadSelfAttention:
+    return MultiheadSelfAttention(d_model, num_heads, causal=causal)
+
+
+POSITION_METHODS: dict[str, PositionMethod] = {}
+
+
+def register_position_method(method: PositionMethod) -> PositionMethod:
+    """Add ``method`` to :data:`POSITION_METHODS` (``ValueError`` if the name is taken)."""
+    if method.name in POSITION_METHODS:
+        raise ValueError(f"position method {method.name!r} is already registered")
+    POSITION_METHODS[method.name] = method
+    return method
+
+
+register_position_method(PositionMethod("none", None, _plain_attention, "no position information (NoPE)"))
+register_position_method(
+    PositionMethod(
+        "sinusoidal",
+        lambda d_model, max_len: SinusoidalPositionalEncoding(d_model, max_len),
+        _plain_attention,
+        "fixed sin/cos table added to the input (Vaswani et al. 2017)",
+    )
+)
+register_position_method(
+    PositionMethod(
+        "learned",
+        lambda d_model, max_len: LearnedPositionalEmbedding(max_len, d_model),
+        _plain_attention,
+        "trainable table added to the input (BERT, GPT-2)",
+    )
+)
+
+
+class _Block(nn.Module):
+    """Pre-LayerNorm Transformer block: x + attn(LN(x)), then x + MLP(LN(x))."""
+
+    def __init__(self, attention: MultiheadSelfAttention, d_model: int, mlp_ratio: int) -> None:
+        super().__init__()
+        self.norm1 = nn.LayerNorm(d_model)
+        self.attn = attention
+        self.norm2 = nn.LayerNorm(d_model)
+        self.mlp = nn.Sequential(
+            nn.Linear(d_model, mlp_ratio * d_model), nn.GELU(), nn.Linear(mlp_ratio * d_model, d_model)
+        )
+
+    def forward(self, x, positions, key_padding_mask):
+        attended, weights = self.attn(self.norm1(x), positions=positions, key_padding_mask=key_padding_mask)
+        x = x + attended
+        return x + self.mlp(self.norm2(x)), weights
+
+
+class TinyTransformer(nn.Module):
+    """A small Transformer encoder (or decoder, with ``causal=True``) that predicts per token.
+
+    token embedding × √d_model → optional input position layer → ``num_layers`` pre-LN blocks
+    → LayerNorm → linear head. Sequence-level tasks read the output at one position (e.g. a
+    ``[CLS]`` token at position 0), so every task in :mod:`posviz.tasks` is per-token.
+
+    Args:
+        vocab_size: number of token ids, ``>= 1``.
+        num_outputs: size of the output layer (defaults to ``vocab_size``).
+        d_model, num_heads, num_layers, mlp_ratio: the usual sizes.
+        position: a name in :data:`POSITION_METHODS` or a :class:`PositionMethod`.
+        max_len: rows of an absolute table (``"sinusoidal"``, ``"learned"``) or the cache
+            size of an attention method; positions ``>= max_len`` raise ``ValueError`` for the
+            learned table.
+        causal: decoder-style masking.
+
+    Shapes:
+        ``forward(tokens, positions=None, key_padding_mask=None, return_attention=False)``:
+        ``tokens`` is ``(batch, seq_len)`` int64; returns logits ``(batch, seq_len, num_outputs)``
+        float32, plus (if ``return_attention``) a list of ``num_layers`` weight tensors of shape
+        ``(batch, num_heads, seq_len, seq_len)``.
+
+    Raises:
+        ValueError: for an unknown position method or bad sizes.
+    """
+
+    def __init__(
+        self,
+        vocab_size: int,
+        *,
+        num_outputs: int | None = None,
+        d_model: int = 64,
+        num_heads: int = 4,
+        num_layers: int = 2,
+        mlp_ratio: int = 4,
+        position: str | PositionMethod = "sinusoidal",
+        max_len: int = 512,
+        causal: bool = False,
+    ) -> None:
+        super().__init__()
+        vocab_size = check_int("vocab_size", vocab_size, minimum=1)
+        num_outputs = vocab_size if num_outputs is None else check_int("num_outputs", num_outputs, minimum=1)
+        check_int("num_layers", num_layers, minimum=1)
+        self.max_len = check_int("max_len", max_len, minimum=1)
+        if isinstance(position, str):
+            if position not in POSITION_METHODS:
+                raise ValueError(f"unknown position method {position!r}; choose from {sorted(POSITION_METHODS)}")
+            position = POSITION_METHODS[position]
+        if not isinstance(position, PositionMethod):
+            raise TypeError(f"position must be a str or PositionMethod, got {type(position).__name__}")
+        self.position_method = position.name
+        self.d_model = check_int("d_model", d_model, minimum=1)
+        self.causal = bool(causal)
+        self.embed = nn.Embedding(vocab_size, d_model)
+        # std d^-1/2, so that after the ×√d_model scale (Vaswani §3.4) tokens have unit-size
+        # entries, comparable with a [-1, 1] position table.
+        nn.init.normal_(self.embed.weight, std=d_model**-0.5)
+        self.input_position = position.input_layer(d_model, max_len) if position.input_layer else None
+        self.blocks = nn.ModuleList(
+            _Block(position.attention(d_model, num_heads, self.causal, max_len), d_model, mlp_ratio)
+            for _ in range(num_layers)
+        )
+        self.norm = nn.LayerNorm(d_model)
+        self.head = nn.Linear(d_model, num_outputs)
+
+    def forward(
+        self,
+        tokens: torch.Tensor,
+        positions: torch.Tensor | None = None,
+        key_padding_mask: torch.Tensor | None = None,
+        return_attention: bool = False,
+    ):
+        if tokens.ndim != 2 or tokens.dtype.is_floating_point:
+            raise ValueError(f"tokens must be an integer tensor of shape (batch, seq_len), got {tuple(tokens.shape)}")
+        x = self.embed(tokens) * math.sqrt(self.d_model)
+        if self.input_position is not None:
+            x = self.input_position(x, positions)
+        if positions is None:
+            positions = torch.arange(tokens.shape[1], device=tokens.device)
+        maps = []
+        for block in self.blocks:
+            x, weights = block(x, positions, key_padding_mask)
+            maps.append(weights)
+        logits = self.head(self.norm(x))
+        return (logits, maps) if return_attention else logits
+
+    def num_parameters(self) -> int:
+        """Number of trainable parameters."""
+        return sum(p.numel() for p in self.parameters() if p.requires_grad)

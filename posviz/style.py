@@ -1,0 +1,224 @@
+"""Course set-up: seeding, plot style, a Korean-capable font and the figure language.
+
+Every notebook starts with ``posviz.setup(lang=...)``. It
+
+1. seeds ``random``, numpy and torch (:func:`seed_everything`);
+2. applies the seaborn theme (which resets fonts, so it must come first);
+3. picks a font that can draw Hangul (:func:`use_korean_font`) and keeps a proper
+   minus sign (U+2212) on negative tick labels;
+4. sets the language of figure text (:func:`set_language`, read by :func:`t`);
+5. prints the versions that matter.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import platform
+import random
+import sys
+from pathlib import Path
+
+import numpy as np
+
+__all__ = [
+    "LANGUAGES",
+    "get_language",
+    "seed_everything",
+    "set_language",
+    "setup",
+    "t",
+    "use_korean_font",
+]
+
+#: Allowed values of the figure language.
+LANGUAGES = ("ko", "en", "both")
+
+_FONT_DIR = Path(__file__).with_name("fonts")
+_BUNDLED_FONTS = ("NanumGothic.ttf", "NanumGothicBold.ttf")
+# Installed fonts are preferred in this order (Windows, macOS, common Linux/Colab packages);
+# the bundled NanumGothic is the last resort and is always available.
+_KOREAN_FONT_CANDIDATES = (
+    "Malgun Gothic",
+    "Apple SD Gothic Neo",
+    "AppleGothic",
+    "NanumGothic",
+    "NanumBarunGothic",
+    "Noto Sans CJK KR",
+    "Noto Sans KR",
+    "Source Han Sans KR",
+)
+_HANGUL_PROBE = "가각한글위치인코딩"
+_LATIN_FALLBACK = "DejaVu Sans"  # ships with matplotlib; draws U+2212 MINUS SIGN
+
+_language = "both"
+
+
+def seed_everything(seed: int) -> None:
+    """Seed Python's ``random``, numpy's global generator and torch (CPU and CUDA).
+
+    Args:
+        seed: a non-negative ``int``.
+
+    Raises:
+        TypeError: if ``seed`` is not an ``int`` (``bool`` is rejected too).
+        ValueError: if ``seed`` is negative.
+    """
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
+        raise TypeError(f"seed must be an int, got {type(seed).__name__}")
+    if seed < 0:
+        raise ValueError(f"seed must be non-negative, got {seed}")
+    import torch
+
+    random.seed(int(seed))
+    np.random.seed(int(seed))
+    torch.manual_seed(int(seed))  # also seeds every CUDA device
+
+
+def _covers_hangul(path: str) -> bool:
+    from matplotlib.ft2font import FT2Font
+
+    try:
+        font = FT2Font(path)
+    except (OSError, RuntimeError, ValueError):
+        return False
+    return all(font.get_char_index(ord(ch)) != 0 for ch in _HANGUL_PROBE)
+
+
+def use_korean_font() -> str:
+    """Make matplotlib draw Hangul, and return the name of the Korean font in use.
+
+    An installed Korean font is used when one is found (Malgun Gothic on Windows, Apple SD
+    Gothic Neo on macOS, Nanum or Noto CJK on Linux and Colab); otherwise the NanumGothic
+    font bundled with ``posviz`` (SIL OFL 1.1, see ``posviz/fonts/OFL.txt``). Works offline,
+    without a kernel restart and without ``distutils``.
+
+    ``font.family`` becomes ``[korean_font, "DejaVu Sans"]``: matplotlib (>= 3.6) takes each
+    glyph from the first family that has it, so characters the Korean font lacks, such as
+    the minus sign U+2212 (NanumGothic has none), come from DejaVu Sans, and
+    ``axes.unicode_minus`` can stay ``True``.
+
+    Returns:
+        The family name of the Korean font, e.g. ``"NanumGothic"``.
+    """
+    import matplotlib as mpl
+    from matplotlib import font_manager
+
+    manager = font_manager.fontManager
+    registered = {Path(f.fname).name for f in manager.ttflist}
+    for name in _BUNDLED_FONTS:
+        if name not in registered:
+            manager.addfont(str(_FONT_DIR / name))
+    # matplotlib reads NanumGothicBold's weight as 600 and then logs "Failed to find font
+    # weight bold" for every bold title; it is the family's bold face, so file it as 700.
+    manager.ttflist = [
+        dataclasses.replace(f, weight=700) if Path(f.fname).name == "NanumGothicBold.ttf" else f
+        for f in manager.ttflist
+    ]
+    if hasattr(manager, "_findfont_cached"):  # drop lookups made before the change
+        manager._findfont_cached.cache_clear()
+
+    by_name: dict[str, list[str]] = {}
+    for entry in font_manager.fontManager.ttflist:
+        by_name.setdefault(entry.name, []).append(entry.fname)
+    chosen = "NanumGothic"
+    for name in _KOREAN_FONT_CANDIDATES:
+        if any(_covers_hangul(path) for path in by_name.get(name, [])):
+            chosen = name
+            break
+
+    mpl.rcParams["font.family"] = [chosen, _LATIN_FALLBACK]
+    mpl.rcParams["axes.unicode_minus"] = True
+    return chosen
+
+
+def set_language(lang: str) -> None:
+    """Set the language of figure text written with :func:`t`.
+
+    Args:
+        lang: ``"ko"`` (Korean only), ``"en"`` (English only) or ``"both"``.
+
+    Raises:
+        ValueError: for any other value.
+    """
+    global _language
+    if lang not in LANGUAGES:
+        raise ValueError(f"lang must be one of {LANGUAGES}, got {lang!r}")
+    _language = lang
+
+
+def get_language() -> str:
+    """Return the current figure language: ``"ko"``, ``"en"`` or ``"both"``."""
+    return _language
+
+
+def t(ko: str, en: str, *, sep: str = " · ") -> str:
+    """Pick figure text for the current language.
+
+    Args:
+        ko: the Korean text.
+        en: the English text.
+        sep: joins the two when the language is ``"both"`` (use ``"\\n"`` for titles).
+
+    Returns:
+        ``ko``, ``en``, or ``ko + sep + en``.
+    """
+    if _language == "ko":
+        return ko
+    if _language == "en":
+        return en
+    return f"{ko}{sep}{en}"
+
+
+def setup(lang: str = "both", seed: int = 0, *, quiet: bool = False) -> dict[str, str]:
+    """Prepare a notebook: seed, plot style, Korean font, figure language; print versions.
+
+    Args:
+        lang: figure language, ``"ko"``, ``"en"`` or ``"both"``.
+        seed: seed for ``random``, numpy and torch (see :func:`seed_everything`).
+        quiet: if ``True``, print nothing.
+
+    Returns:
+        A dict of the versions and settings that were printed.
+
+    Raises:
+        ValueError: for an unknown ``lang`` or a negative seed.
+        TypeError: for a non-integer seed.
+    """
+    set_language(lang)  # validate before touching global state
+    seed_everything(seed)
+
+    import matplotlib as mpl
+    import seaborn as sns
+    import torch
+
+    # The seaborn theme resets fonts, so it comes before the Korean font.
+    sns.set_theme(context="notebook", style="whitegrid", palette="colorblind", font_scale=1.1)
+    font = use_korean_font()
+    mpl.rcParams.update(
+        {
+            "figure.figsize": (10.0, 5.6),  # 16:9-friendly
+            "figure.constrained_layout.use": True,
+            "figure.dpi": 100,
+            "savefig.dpi": 150,
+            "axes.titlesize": "large",
+            "axes.titleweight": "bold",
+            "image.cmap": "viridis",
+        }
+    )
+
+    from . import __version__
+
+    info = {
+        "python": platform.python_version(),
+        "numpy": np.__version__,
+        "torch": torch.__version__,
+        "matplotlib": mpl.__version__,
+        "seaborn": sns.__version__,
+        "posviz": __version__,
+        "font": font,
+        "lang": lang,
+        "seed": str(seed),
+    }
+    if not quiet:
+        print(" | ".join(f"{k} {v}" for k, v in info.items()), file=sys.stdout)
+    return info

@@ -1,0 +1,152 @@
+"""One small training loop and one evaluation function for every experiment in the course.
+
+Models map ``tokens (batch, seq_len)`` to per-token logits ``(batch, seq_len, num_outputs)``;
+tasks (:mod:`posviz.tasks`) give per-token targets with ``-100`` where nothing is scored.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from ._checks import check_int
+from .tasks import IGNORE, Task
+
+__all__ = ["TrainResult", "evaluate", "per_token_loss", "train"]
+
+
+def per_token_loss(logits: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
+    """Mean cross-entropy over the scored tokens (targets ``!= -100``).
+
+    Args:
+        logits: ``(batch, seq_len, num_outputs)`` float.
+        targets: ``(batch, seq_len)`` int64, ``-100`` where not scored.
+    """
+    return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), targets.reshape(-1), ignore_index=IGNORE)
+
+
+@dataclass
+class TrainResult:
+    """What :func:`train` returns: the loss of every step and the wall time in seconds."""
+
+    losses: list[float] = field(default_factory=list)
+    seconds: float = 0.0
+
+    @property
+    def seconds_per_step(self) -> float:
+        return self.seconds / max(len(self.losses), 1)
+
+
+def train(
+    model: nn.Module,
+    task: Task,
+    *,
+    seq_len: int,
+    steps: int,
+    batch_size: int = 32,
+    lr: float = 3e-3,
+    seed: int = 0,
+    weight_decay: float = 0.0,
+    grad_clip: float | None = 1.0,
+    forward: Callable[[nn.Module, torch.Tensor], torch.Tensor] | None = None,
+    progress: bool | str = False,
+) -> TrainResult:
+    """Train ``model`` on fresh batches of ``task`` with AdamW and a per-token cross-entropy.
+
+    Args:
+        model: maps ``(batch, seq_len)`` int64 tokens to ``(batch, seq_len, task.num_outputs)`` logits.
+        task: a :class:`~posviz.tasks.Task`.
+        seq_len: training length in tokens.
+        steps: optimiser steps (one fresh batch each).
+        batch_size, lr, weight_decay, grad_clip: optimiser settings (``grad_clip=None`` disables).
+        seed: seeds the data generator (the model's initial weights are the caller's business).
+        forward: optional ``(model, tokens) -> logits`` for models with another call signature.
+        progress: ``True`` or a description string shows a tqdm progress bar.
+
+    Returns:
+        :class:`TrainResult` with one loss per step and the wall time.
+
+    Raises:
+        ValueError: for non-positive sizes.
+    """
+    import time
+
+    from tqdm.auto import tqdm
+
+    check_int("steps", steps, minimum=1)
+    generator = torch.Generator().manual_seed(seed)
+    optimiser = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=weight_decay)
+    call = forward or (lambda m, tokens: m(tokens))
+    result = TrainResult()
+    model.train()
+    start = time.perf_counter()
+    bar = tqdm(
+        range(steps),
+        desc=progress if isinstance(progress, str) else "train",
+        disable=not progress,
+        leave=False,
+    )
+    for _ in bar:
+        tokens, targets = task.sample(batch_size, seq_len, generator=generator)
+        loss = per_token_loss(call(model, tokens), targets)
+        optimiser.zero_grad(set_to_none=True)
+        loss.backward()
+        if grad_clip is not None:
+            nn.utils.clip_grad_norm_(model.parameters(), grad_clip)
+        optimiser.step()
+        result.losses.append(loss.item())
+    result.seconds = time.perf_counter() - start
+    model.eval()
+    return result
+
+
+@torch.no_grad()
+def evaluate(
+    model: nn.Module,
+    task: Task,
+    *,
+    seq_len: int,
+    num_samples: int = 512,
+    batch_size: int = 128,
+    seed: int = 12345,
+    forward: Callable[[nn.Module, torch.Tensor], torch.Tensor] | None = None,
+) -> dict[str, float]:
+    """Accuracy of ``model`` on ``num_samples`` fresh sequences of length ``seq_len``.
+
+    The evaluation data come from their own generator (``seed``), never from the training one.
+
+    Returns:
+        ``{"token_accuracy": …, "sequence_accuracy": …, "loss": …}``: the fraction of scored tokens
+        predicted right, the fraction of sequences with every scored token right (exact match),
+        and the mean per-token cross-entropy (nats).
+    """
+    check_int("num_samples", num_samples, minimum=1)
+    generator = torch.Generator().manual_seed(seed)
+    call = forward or (lambda m, tokens: m(tokens))
+    was_training = model.training
+    model.eval()
+    correct = scored = exact = total = 0
+    loss_sum = 0.0
+    remaining = num_samples
+    while remaining > 0:
+        n = min(batch_size, remaining)
+        tokens, targets = task.sample(n, seq_len, generator=generator)
+        logits = call(model, tokens)
+        keep = targets != IGNORE
+        hit = (logits.argmax(-1) == targets) & keep
+        correct += int(hit.sum())
+        scored += int(keep.sum())
+        exact += int((hit | ~keep).all(dim=1).sum())
+        loss_sum += per_token_loss(logits, targets).item() * int(keep.sum())
+        total += n
+        remaining -= n
+    model.train(was_training)
+    return {
+        "token_accuracy": correct / max(scored, 1),
+        "sequence_accuracy": exact / total,
+        "loss": loss_sum / max(scored, 1),
+    }

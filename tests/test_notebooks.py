@@ -1,0 +1,11 @@
+"""Run every notebook top to bottom in a fresh kernel; fail on an error or on any warning."""
+
+import pytest
+from nbrun import execute, notebook_paths
+
+
+@pytest.mark.parametrize("path", notebook_paths(), ids=lambda p: p.stem)
+def test_notebook_runs_clean(path):
+    run = execute(path)
+    print(f"{path.name}: {run.seconds:.1f} s")
+    assert not run.problems, "\n".join(run.problems)

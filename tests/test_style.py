@@ -1,0 +1,78 @@
+"""Korean font, minus sign, language and seeding."""
+
+import logging
+import random
+import warnings
+
+import matplotlib
+import matplotlib.pyplot as plt
+import numpy as np
+import pytest
+import torch
+
+import posviz
+
+
+@pytest.fixture(autouse=True)
+def _restore_language():
+    yield
+    posviz.set_language("both")
+
+
+def test_setup_returns_versions_and_a_korean_font(capsys):
+    info = posviz.setup(lang="ko", seed=3)
+    assert capsys.readouterr().out.count("torch") == 1
+    assert info["lang"] == "ko" and info["font"]
+    assert matplotlib.rcParams["font.family"][0] == info["font"]
+    assert matplotlib.rcParams["axes.unicode_minus"] is True
+
+
+def test_korean_text_draws_without_missing_glyphs_or_font_warnings(caplog):
+    posviz.setup(quiet=True)
+    caplog.set_level(logging.WARNING, logger="matplotlib")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        fig, ax = plt.subplots()
+        ax.plot([-3, 2], [-1, 1])
+        ax.set_title("위치 인코딩 · positional encoding", fontweight="bold")
+        ax.set_xlabel("위치 (토큰) −5")
+        ax.text(0, 0, "한글 가나다 ㄱㄴㄷ 회전 행렬")
+        fig.canvas.draw()
+        labels = [tick.get_text() for tick in ax.get_xticklabels()]
+        plt.close(fig)
+    assert not [r for r in caplog.records if "findfont" in r.getMessage() or "Glyph" in r.getMessage()]
+    assert any(label.startswith("\u2212") for label in labels), labels  # a real minus sign
+
+
+def test_chosen_font_has_hangul_glyphs():
+    from matplotlib import font_manager
+    from matplotlib.ft2font import FT2Font
+
+    name = posviz.use_korean_font()
+    path = font_manager.findfont(font_manager.FontProperties(family=name), fallback_to_default=False)
+    font = FT2Font(path)
+    assert all(font.get_char_index(ord(ch)) for ch in "위치인코딩한글")
+
+
+def test_language_switch():
+    posviz.set_language("ko")
+    assert posviz.t("위치", "position") == "위치"
+    posviz.set_language("en")
+    assert posviz.t("위치", "position") == "position"
+    posviz.set_language("both")
+    assert posviz.t("위치", "position") == "위치 · position"
+    with pytest.raises(ValueError, match="lang"):
+        posviz.set_language("kr")
+    with pytest.raises(ValueError):
+        posviz.setup(lang="fr")
+
+
+def test_seed_everything_repeats_draws():
+    posviz.seed_everything(7)
+    first = (random.random(), np.random.rand(), torch.rand(1).item())
+    posviz.seed_everything(7)
+    assert (random.random(), np.random.rand(), torch.rand(1).item()) == first
+    with pytest.raises(TypeError):
+        posviz.seed_everything(1.5)
+    with pytest.raises(ValueError):
+        posviz.seed_everything(-1)
