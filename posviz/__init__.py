@@ -6,6 +6,7 @@ checked against, plus the plotting and training helpers that keep notebook cells
 
 __version__ = "0.1.0"
 
+from .alibi import ALiBiMultiheadAttention, alibi_bias, alibi_slopes
 from .attention import MultiheadSelfAttention, causal_mask, scaled_dot_product_attention
 from .data import data_dir, load_minilm_position_embeddings, load_sentences, tokenize
 from .encodings import LearnedPositionalEmbedding, SinusoidalPositionalEncoding, sinusoidal_encoding
@@ -18,7 +19,7 @@ from .plots import (
     tick_stride,
 )
 from .style import get_language, seed_everything, set_language, setup, t, use_korean_font
-from .tasks import IGNORE, FirstTokenTask, OffsetCopyTask, OrderTask, Task
+from .tasks import IGNORE, CharLMTask, FirstTokenTask, OffsetCopyTask, OrderTask, Task
 from .training import TrainResult, evaluate, per_token_loss, train
 
 __all__ = [
@@ -47,12 +48,17 @@ __all__ = [
     "POSITION_METHODS",
     "register_position_method",
     "TinyTransformer",
+    # ALiBi (notebook 06)
+    "alibi_slopes",
+    "alibi_bias",
+    "ALiBiMultiheadAttention",
     # tasks and training
     "IGNORE",
     "Task",
     "FirstTokenTask",
     "OrderTask",
     "OffsetCopyTask",
+    "CharLMTask",
     "TrainResult",
     "train",
     "evaluate",

@@ -22,6 +22,7 @@ import torch
 from torch import nn
 
 from ._checks import check_int
+from .alibi import ALiBiMultiheadAttention
 from .attention import MultiheadSelfAttention
 from .encodings import LearnedPositionalEmbedding, SinusoidalPositionalEncoding
 
@@ -75,6 +76,14 @@ register_position_method(
         lambda d_model, max_len: LearnedPositionalEmbedding(max_len, d_model),
         _plain_attention,
         "trainable table added to the input (BERT, GPT-2)",
+    )
+)
+register_position_method(
+    PositionMethod(
+        "alibi",
+        None,
+        lambda d_model, num_heads, causal, max_len: ALiBiMultiheadAttention(d_model, num_heads, causal=causal),
+        "fixed linear distance penalty on the attention logits (Press et al. 2022)",
     )
 )
 

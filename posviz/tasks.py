@@ -13,7 +13,7 @@ import torch
 
 from ._checks import check_int
 
-__all__ = ["IGNORE", "FirstTokenTask", "OffsetCopyTask", "OrderTask", "Task"]
+__all__ = ["IGNORE", "CharLMTask", "FirstTokenTask", "OffsetCopyTask", "OrderTask", "Task"]
 
 #: Target value that the loss and the accuracy skip.
 IGNORE = -100
@@ -114,3 +114,65 @@ class OffsetCopyTask(Task):
         targets = torch.full_like(tokens, IGNORE)
         targets[:, self.offset :] = tokens[:, : seq_len - self.offset]
         return tokens, targets
+
+
+class CharLMTask(Task):
+    """Next-character language modelling on a fixed text: ``target[i] = text[start + i + 1]``.
+
+    Each sequence is a window of ``seq_len`` characters starting at a uniformly random offset;
+    every position is scored (the target is the character that follows). Use a causal model.
+    ``exp(mean loss)`` is the per-character perplexity (notebook 06).
+
+    Args:
+        text: the training or evaluation text, at least 2 characters.
+        alphabet: the characters that define the token ids (id = index in ``alphabet``); default
+            ``sorted(set(text))``. Pass the training text's alphabet to an evaluation task so both
+            share ids.
+
+    Raises:
+        TypeError: if ``text`` is not a ``str``. ValueError: if ``text`` is too short, if
+        ``alphabet`` repeats a character or misses one that ``text`` uses, or (in ``sample``) if
+        ``seq_len + 1`` exceeds the text length.
+    """
+
+    def __init__(self, text: str, alphabet: str | None = None) -> None:
+        if not isinstance(text, str):
+            raise TypeError(f"text must be a str, got {type(text).__name__}")
+        if len(text) < 2:
+            raise ValueError(f"text must hold at least 2 characters, got {len(text)}")
+        alphabet = "".join(sorted(set(text))) if alphabet is None else alphabet
+        if len(set(alphabet)) != len(alphabet):
+            raise ValueError("alphabet must not repeat a character")
+        missing = sorted(set(text) - set(alphabet))
+        if missing:
+            raise ValueError(f"text uses characters missing from alphabet: {missing[:10]!r}")
+        self.alphabet = alphabet
+        index = {c: i for i, c in enumerate(alphabet)}
+        self._ids = torch.tensor([index[c] for c in text], dtype=torch.int64)
+        super().__init__(vocab_size=len(alphabet), num_outputs=len(alphabet))
+
+    def __repr__(self) -> str:
+        return f"CharLMTask(num_chars={len(self._ids)}, vocab_size={self.vocab_size})"
+
+    def __len__(self) -> int:
+        return len(self._ids)
+
+    def encode(self, text: str) -> torch.Tensor:
+        """Token ids ``(len(text),)`` int64 of ``text`` (``ValueError`` on an unknown character)."""
+        index = {c: i for i, c in enumerate(self.alphabet)}
+        unknown = sorted(set(text) - set(index))
+        if unknown:
+            raise ValueError(f"characters not in the alphabet: {unknown[:10]!r}")
+        return torch.tensor([index[c] for c in text], dtype=torch.int64)
+
+    def decode(self, ids) -> str:
+        """The characters of a sequence of token ids."""
+        return "".join(self.alphabet[int(i)] for i in ids)
+
+    def sample(self, batch_size, seq_len, *, generator):
+        self._check(batch_size, seq_len, 1)
+        if seq_len + 1 > len(self._ids):
+            raise ValueError(f"seq_len + 1 = {seq_len + 1} exceeds the text length {len(self._ids)}")
+        starts = torch.randint(0, len(self._ids) - seq_len, (batch_size,), generator=generator)
+        windows = self._ids[starts[:, None] + torch.arange(seq_len + 1)]
+        return windows[:, :-1].clone(), windows[:, 1:].clone()

@@ -1,0 +1,543 @@
+"""The showdown (notebook 06): six position methods trained the same way, measured short to long.
+
+One tiny causal :class:`~posviz.models.TinyTransformer` per (task, method, seed); the only thing
+that changes between runs is ``position``. Each model is trained at one length and evaluated at
+multiples of it (1×, 2×, 4×, 8×) and at the training length with every position shifted.
+
+Tasks:
+
+* ``"copy"``: :class:`~posviz.tasks.OffsetCopyTask` (output the token ``offset`` steps back), scored
+  by per-token accuracy and exact match (every scored token of a sequence right).
+* ``"charlm"``: :class:`~posviz.tasks.CharLMTask` on the Book of Genesis (King James Version,
+  public domain, ``data/kjv_genesis.txt``), scored by per-character perplexity on a held-out
+  last part of the text.
+
+Run the full configuration from the repository root (writes ``data/results/<name>.json`` with
+the configuration, seeds, library versions and the date)::
+
+    python -m posviz.experiments --preset full
+
+Sources: Press et al. 2022, "Train Short, Test Long", https://arxiv.org/abs/2108.12409 (the
+protocol: train at one length, evaluate longer); Kazemnejad et al. 2023, "The Impact of
+Positional Encoding on Length Generalization in Transformers", https://arxiv.org/abs/2305.19466.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import datetime as _dt
+import json
+import math
+import platform
+import sys
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from ._checks import check_choice, check_int, check_positive_float
+from .data import data_dir
+from .models import POSITION_METHODS, TinyTransformer
+from .tasks import CharLMTask, OffsetCopyTask, Task
+from .training import evaluate, train
+
+__all__ = [
+    "CORPUS_FILE",
+    "FULL",
+    "METHODS",
+    "METHOD_COLORS",
+    "SMALL",
+    "ShowdownConfig",
+    "TaskSpec",
+    "build_model",
+    "load_corpus",
+    "load_results",
+    "make_tasks",
+    "plot_metric_vs_length",
+    "results_dir",
+    "run_one",
+    "run_showdown",
+    "save_results",
+    "summarize",
+]
+
+#: The six contenders, in the order the course introduces them.
+METHODS: tuple[str, ...] = ("none", "sinusoidal", "learned", "shaw", "rope", "alibi")
+
+#: One colour per method (Okabe–Ito palette, colour-blind safe), the same in every figure.
+METHOD_COLORS: dict[str, str] = {
+    "none": "#000000",
+    "sinusoidal": "#E69F00",
+    "learned": "#56B4E9",
+    "shaw": "#009E73",
+    "rope": "#D55E00",
+    "alibi": "#CC79A7",
+}
+
+#: The character-level corpus in ``data/`` (see ``data/README.md``).
+CORPUS_FILE = "kjv_genesis.txt"
+TASK_NAMES = ("copy", "charlm")
+
+
+@dataclass(frozen=True)
+class TaskSpec:
+    """How one task is trained and evaluated.
+
+    Attributes:
+        name: ``"copy"`` or ``"charlm"``.
+        train_len: training sequence length in tokens.
+        steps: optimiser steps (one fresh batch each).
+        batch_size, lr: optimiser settings for :func:`posviz.train`.
+        eval_factors: evaluation lengths as multiples of ``train_len`` (1 = the training length).
+        shift: the shifted evaluation runs at ``train_len`` tokens with positions
+            ``shift … shift + train_len - 1``; ``None`` means ``train_len * (max(eval_factors) - 1)``,
+            so the largest position equals that of the longest evaluation.
+        eval_samples: sequences per evaluation point.
+        vocab_size, offset: the copy task's settings (ignored for ``"charlm"``).
+        valid_fraction: the last fraction of the corpus kept for evaluation (``"charlm"`` only).
+    """
+
+    name: str
+    train_len: int
+    steps: int
+    batch_size: int = 32
+    lr: float = 3e-3
+    eval_factors: tuple[int, ...] = (1, 2, 4, 8)
+    shift: int | None = None
+    eval_samples: int = 256
+    vocab_size: int = 16
+    offset: int = 2
+    valid_fraction: float = 0.1
+
+    def __post_init__(self) -> None:
+        check_choice("name", self.name, TASK_NAMES)
+        check_int("train_len", self.train_len, minimum=self.offset + 1 if self.name == "copy" else 1)
+        check_int("steps", self.steps, minimum=1)
+        check_int("batch_size", self.batch_size, minimum=1)
+        check_positive_float("lr", self.lr)
+        check_int("eval_samples", self.eval_samples, minimum=1)
+        if not self.eval_factors or any(check_int("eval factor", f, minimum=1) < 1 for f in self.eval_factors):
+            raise ValueError(f"eval_factors must be a non-empty tuple of ints >= 1, got {self.eval_factors!r}")
+        if self.shift is not None:
+            check_int("shift", self.shift, minimum=0)
+        if not 0 < self.valid_fraction < 1:
+            raise ValueError(f"valid_fraction must lie in (0, 1), got {self.valid_fraction}")
+
+    @property
+    def eval_shift(self) -> int:
+        """The position shift of the shifted evaluation, in tokens."""
+        return self.train_len * (max(self.eval_factors) - 1) if self.shift is None else self.shift
+
+    @property
+    def max_len(self) -> int:
+        """Positions every model must accept: the longest evaluation or the shifted one."""
+        return max(self.train_len * max(self.eval_factors), self.eval_shift + self.train_len)
+
+
+@dataclass(frozen=True)
+class ShowdownConfig:
+    """A whole experiment: which methods, seeds, model size and tasks.
+
+    Attributes:
+        name: used for the results file name (``data/results/<name>.json``).
+        methods: names in :data:`posviz.POSITION_METHODS`.
+        seeds: one run per seed (initial weights and training data both follow it).
+        tasks: the :class:`TaskSpec` of each task.
+        d_model, num_heads, num_layers: the model size (the same for every method).
+    """
+
+    name: str
+    methods: tuple[str, ...] = METHODS
+    seeds: tuple[int, ...] = (0, 1, 2)
+    tasks: tuple[TaskSpec, ...] = ()
+    d_model: int = 64
+    num_heads: int = 4
+    num_layers: int = 2
+
+    def __post_init__(self) -> None:
+        if not self.methods or not self.seeds or not self.tasks:
+            raise ValueError("methods, seeds and tasks must all be non-empty")
+        for seed in self.seeds:
+            check_int("seed", seed, minimum=0)
+        if len({t.name for t in self.tasks}) != len(self.tasks):
+            raise ValueError("each task may appear only once")
+
+    def to_dict(self) -> dict:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict) -> ShowdownConfig:
+        """Inverse of :meth:`to_dict` (lists from JSON become tuples again)."""
+        data = dict(data)
+        tasks = []
+        for spec in data.pop("tasks"):
+            spec = dict(spec)
+            spec["eval_factors"] = tuple(spec["eval_factors"])
+            tasks.append(TaskSpec(**spec))
+        return cls(
+            tasks=tuple(tasks),
+            methods=tuple(data.pop("methods")),
+            seeds=tuple(data.pop("seeds")),
+            **data,
+        )
+
+    def runs(self) -> list[tuple[TaskSpec, str, int]]:
+        """Every ``(task, method, seed)`` of the experiment, in running order."""
+        return [(spec, method, seed) for spec in self.tasks for method in self.methods for seed in self.seeds]
+
+
+#: The configuration the notebook trains live (about a minute on a quiet 2-core CPU).
+SMALL = ShowdownConfig(
+    name="showdown_small",
+    seeds=(0, 1, 2),
+    d_model=32,
+    num_heads=4,
+    num_layers=2,
+    tasks=(
+        TaskSpec("copy", train_len=16, steps=150, eval_factors=(1, 2, 4, 8), eval_samples=128, vocab_size=8, offset=1),
+        TaskSpec("charlm", train_len=32, steps=150, eval_factors=(1, 2, 4, 8), eval_samples=64),
+    ),
+)
+
+#: The configuration ``python -m posviz.experiments --preset full`` runs (tens of minutes on CPU).
+FULL = ShowdownConfig(
+    name="showdown_full",
+    seeds=(0, 1, 2),
+    d_model=64,
+    num_heads=4,
+    num_layers=2,
+    tasks=(
+        TaskSpec("copy", train_len=32, steps=600, eval_factors=(1, 2, 4, 8), eval_samples=256, vocab_size=16, offset=2),
+        TaskSpec("charlm", train_len=64, steps=800, eval_factors=(1, 2, 4, 8), eval_samples=128),
+    ),
+)
+
+PRESETS = {"small": SMALL, "full": FULL}
+
+
+def load_corpus() -> str:
+    """The text of ``data/kjv_genesis.txt`` (Genesis, King James Version; about 197 000 characters)."""
+    return (data_dir() / CORPUS_FILE).read_text(encoding="utf-8")
+
+
+def make_tasks(spec: TaskSpec, corpus: str | None = None) -> tuple[Task, Task]:
+    """The ``(train_task, eval_task)`` of ``spec``.
+
+    For ``"copy"`` both are the same task (evaluation draws from its own seed). For ``"charlm"``
+    the training task reads the first ``1 - valid_fraction`` of the corpus and the evaluation
+    task the rest, with the alphabet of the whole corpus.
+    """
+    if spec.name == "copy":
+        task = OffsetCopyTask(vocab_size=spec.vocab_size, offset=spec.offset)
+        return task, task
+    text = load_corpus() if corpus is None else corpus
+    cut = int(len(text) * (1 - spec.valid_fraction))
+    alphabet = "".join(sorted(set(text)))
+    return CharLMTask(text[:cut], alphabet), CharLMTask(text[cut:], alphabet)
+
+
+def build_model(method: str, spec: TaskSpec, config: ShowdownConfig, vocab_size: int) -> TinyTransformer:
+    """The causal model of one run, with ``max_len = spec.max_len`` for every method.
+
+    For ``"learned"`` this means the table has rows for every evaluated position, but only rows
+    ``0 … train_len - 1`` are ever trained: the rest keep their random initial values.
+    """
+    if method not in POSITION_METHODS:
+        raise ValueError(f"unknown position method {method!r}; registered: {sorted(POSITION_METHODS)}")
+    return TinyTransformer(
+        vocab_size,
+        d_model=config.d_model,
+        num_heads=config.num_heads,
+        num_layers=config.num_layers,
+        position=method,
+        causal=True,
+        max_len=spec.max_len,
+    )
+
+
+def _shifted(shift: int) -> Callable[[torch.nn.Module, torch.Tensor], torch.Tensor]:
+    def forward(model, tokens):
+        return model(tokens, positions=torch.arange(tokens.shape[1]) + shift)
+
+    return forward
+
+
+def run_one(
+    method: str,
+    spec: TaskSpec,
+    seed: int,
+    config: ShowdownConfig,
+    *,
+    tasks: tuple[Task, Task] | None = None,
+    eval_seed: int = 12345,
+) -> tuple[dict, TinyTransformer]:
+    """Train one model and evaluate it at every length and at the shifted positions.
+
+    Args:
+        method, spec, seed, config: what to run; ``torch.manual_seed(seed)`` fixes the initial
+            weights and ``seed`` the training batches.
+        tasks: ``(train_task, eval_task)`` from :func:`make_tasks` (built when omitted).
+        eval_seed: seed of the evaluation data, the same for every method and seed, so all runs
+            are scored on the same sequences.
+
+    Returns:
+        ``(record, model)``. ``record`` is a JSON-ready dict: ``task``, ``method``, ``seed``,
+        ``num_parameters``, ``seconds_per_step`` (wall time, machine-dependent), ``final_loss`` (mean
+        training loss over the last tenth of the steps, nats), ``loss_curve`` (one mean per tenth of
+        training), and ``evals``: one dict per evaluation with ``length``, ``shift`` (tokens),
+        ``token_accuracy``, ``sequence_accuracy`` (exact match), ``loss`` (nats per token) and
+        ``perplexity`` (``exp(loss)``).
+    """
+    train_task, eval_task = make_tasks(spec) if tasks is None else tasks
+    torch.manual_seed(seed)
+    model = build_model(method, spec, config, train_task.vocab_size)
+    result = train(model, train_task, seq_len=spec.train_len, steps=spec.steps, batch_size=spec.batch_size, lr=spec.lr, seed=seed)
+    losses = np.asarray(result.losses)
+    tail = max(1, len(losses) // 10)
+    curve = [float(chunk.mean()) for chunk in np.array_split(losses, min(10, len(losses)))]
+    points = [(spec.train_len * f, 0) for f in spec.eval_factors] + [(spec.train_len, spec.eval_shift)]
+    evals = []
+    for length, shift in points:
+        metrics = evaluate(
+            model,
+            eval_task,
+            seq_len=length,
+            num_samples=spec.eval_samples,
+            seed=eval_seed,
+            forward=_shifted(shift) if shift else None,
+        )
+        metrics["perplexity"] = math.exp(metrics["loss"])
+        evals.append({"length": length, "shift": shift, **metrics})
+    record = {
+        "task": spec.name,
+        "method": method,
+        "seed": seed,
+        "num_parameters": model.num_parameters(),
+        "seconds_per_step": result.seconds_per_step,
+        "final_loss": float(losses[-tail:].mean()),
+        "loss_curve": curve,
+        "evals": evals,
+    }
+    return record, model
+
+
+def _versions() -> dict[str, str]:
+    import matplotlib
+
+    from . import __version__
+
+    return {
+        "python": platform.python_version(),
+        "torch": torch.__version__,
+        "numpy": np.__version__,
+        "matplotlib": matplotlib.__version__,
+        "posviz": __version__,
+    }
+
+
+def run_showdown(
+    config: ShowdownConfig,
+    *,
+    progress: bool = True,
+    keep_models: bool = False,
+) -> dict:
+    """Run every ``(task, method, seed)`` of ``config`` and collect the records.
+
+    Args:
+        config: the experiment.
+        progress: show a tqdm progress bar over the runs.
+        keep_models: also return the trained models under ``"models"`` (keyed
+            ``(task, method, seed)``; not saved by :func:`save_results`).
+
+    Returns:
+        ``{"config": …, "seeds": …, "versions": …, "date": ISO-8601 UTC, "platform": …,
+        "torch_threads": …, "seconds": total wall time, "runs": [record, …]}`` (see :func:`run_one`).
+
+    Raises:
+        ValueError: if a method is not registered (before anything is trained).
+    """
+    from tqdm.auto import tqdm
+
+    missing = [m for m in config.methods if m not in POSITION_METHODS]
+    if missing:
+        raise ValueError(f"position methods not registered: {missing}; registered: {sorted(POSITION_METHODS)}")
+    start = time.perf_counter()
+    corpus = load_corpus() if any(spec.name == "charlm" for spec in config.tasks) else None
+    task_pairs = {spec.name: make_tasks(spec, corpus) for spec in config.tasks}
+    records, models = [], {}
+    bar = tqdm(config.runs(), desc=config.name, disable=not progress)
+    for spec, method, seed in bar:
+        bar.set_postfix_str(f"{spec.name} {method} seed {seed}")
+        record, model = run_one(method, spec, seed, config, tasks=task_pairs[spec.name])
+        records.append(record)
+        if keep_models:
+            models[(spec.name, method, seed)] = model
+    results = {
+        "config": config.to_dict(),
+        "seeds": list(config.seeds),
+        "versions": _versions(),
+        "date": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        "platform": platform.platform(),
+        "torch_threads": torch.get_num_threads(),
+        "seconds": time.perf_counter() - start,
+        "runs": records,
+    }
+    if keep_models:
+        results["models"] = models
+    return results
+
+
+def results_dir() -> Path:
+    """``data/results/`` (created if missing)."""
+    path = data_dir() / "results"
+    path.mkdir(exist_ok=True)
+    return path
+
+
+def save_results(results: dict, path: str | Path) -> Path:
+    """Write ``results`` (from :func:`run_showdown`, without models) as indented UTF-8 JSON."""
+    path = Path(path)
+    payload = {k: v for k, v in results.items() if k != "models"}
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(payload, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    return path
+
+
+def load_results(path: str | Path) -> dict:
+    """Read a results file written by :func:`save_results`.
+
+    Raises:
+        FileNotFoundError: if ``path`` does not exist. ValueError: if it lacks ``config`` or ``runs``.
+    """
+    data = json.loads(Path(path).read_text(encoding="utf-8"))
+    if not isinstance(data, dict) or "config" not in data or "runs" not in data:
+        raise ValueError(f"{path} is not a showdown results file (needs 'config' and 'runs')")
+    return data
+
+
+def summarize(results: dict | Sequence[dict], metric: str) -> dict[tuple[str, str, int, int], dict[str, float]]:
+    """Aggregate one metric over seeds.
+
+    Args:
+        results: a results dict or a list of run records.
+        metric: ``"token_accuracy"``, ``"sequence_accuracy"``, ``"loss"`` or ``"perplexity"``.
+
+    Returns:
+        ``{(task, method, length, shift): {"mean", "std", "min", "max", "n"}}`` (``std`` is the
+        sample standard deviation over seeds, 0 for one seed).
+
+    Raises:
+        ValueError: for an unknown metric.
+    """
+    check_choice("metric", metric, ("token_accuracy", "sequence_accuracy", "loss", "perplexity"))
+    runs = results["runs"] if isinstance(results, dict) else results
+    groups: dict[tuple[str, str, int, int], list[float]] = {}
+    for record in runs:
+        for point in record["evals"]:
+            key = (record["task"], record["method"], int(point["length"]), int(point["shift"]))
+            groups.setdefault(key, []).append(float(point[metric]))
+    out = {}
+    for key, values in groups.items():
+        arr = np.asarray(values)
+        out[key] = {
+            "mean": float(arr.mean()),
+            "std": float(arr.std(ddof=1)) if len(arr) > 1 else 0.0,
+            "min": float(arr.min()),
+            "max": float(arr.max()),
+            "n": len(arr),
+        }
+    return out
+
+
+def plot_metric_vs_length(
+    results: dict,
+    task: str,
+    metric: str,
+    *,
+    methods: Sequence[str] | None = None,
+    train_len: int | None = None,
+    log_y: bool = False,
+    ax=None,
+):
+    """Mean ± spread (min–max over seeds, shaded) of ``metric`` against evaluation length.
+
+    One line per method in :data:`METHOD_COLORS`; a dotted vertical line marks the training
+    length. Only unshifted evaluations are drawn. Returns the axes.
+    """
+    import matplotlib.pyplot as plt
+
+    from .style import t
+
+    summary = summarize(results, metric)
+    if methods is None:
+        methods = [m for m in METHODS if any(k[0] == task and k[1] == m for k in summary)]
+    if ax is None:
+        _, ax = plt.subplots(figsize=(7, 4))
+    for method in methods:
+        keys = sorted(k for k in summary if k[0] == task and k[1] == method and k[3] == 0)
+        if not keys:
+            continue
+        x = np.array([k[2] for k in keys])
+        mean = np.array([summary[k]["mean"] for k in keys])
+        low = np.array([summary[k]["min"] for k in keys])
+        high = np.array([summary[k]["max"] for k in keys])
+        color = METHOD_COLORS.get(method)
+        ax.plot(x, mean, marker="o", color=color, label=method)
+        ax.fill_between(x, low, high, color=color, alpha=0.15, linewidth=0)
+    ax.set_xscale("log", base=2)
+    if log_y:
+        ax.set_yscale("log")
+    ticks = sorted({k[2] for k in summary if k[0] == task and k[3] == 0})
+    ax.set_xticks(ticks, [str(v) for v in ticks])
+    ax.minorticks_off()
+    if train_len is not None:
+        ax.axvline(train_len, color="grey", linestyle=":", linewidth=1.5, label=t("학습 길이", "training length"))
+    ax.set_xlabel(t("평가 길이 (토큰)", "evaluation length (tokens)"))
+    ax.set_ylabel(metric)
+    ax.legend(fontsize=9, ncol=2)
+    return ax
+
+
+def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        prog="python -m posviz.experiments",
+        description="Train tiny Transformers with each position method and write data/results/<name>.json.",
+    )
+    parser.add_argument("--preset", choices=sorted(PRESETS), default="full", help="configuration (default: full)")
+    parser.add_argument("--methods", nargs="+", help=f"subset of methods (default: all of {', '.join(METHODS)})")
+    parser.add_argument("--seeds", nargs="+", type=int, help="seeds (default: the preset's)")
+    parser.add_argument("--tasks", nargs="+", choices=TASK_NAMES, help="subset of tasks (default: both)")
+    parser.add_argument("--name", help="results name (default: the preset's name)")
+    parser.add_argument("--out", type=Path, help="output file (default: data/results/<name>.json)")
+    parser.add_argument("--threads", type=int, default=None, help="torch CPU threads (default: torch's choice)")
+    return parser.parse_args(argv)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Command-line entry point (see the module docstring)."""
+    args = _parse(argv)
+    config = PRESETS[args.preset]
+    changes: dict = {}
+    if args.methods:
+        changes["methods"] = tuple(args.methods)
+    if args.seeds:
+        changes["seeds"] = tuple(args.seeds)
+    if args.tasks:
+        changes["tasks"] = tuple(s for s in config.tasks if s.name in args.tasks)
+    if args.name:
+        changes["name"] = args.name
+    config = dataclasses.replace(config, **changes)
+    if args.threads:
+        torch.set_num_threads(check_int("threads", args.threads, minimum=1))
+    results = run_showdown(config, progress=True)
+    path = save_results(results, args.out or results_dir() / f"{config.name}.json")
+    print(f"wrote {path} ({len(results['runs'])} runs, {results['seconds']:.0f} s)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
