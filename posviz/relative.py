@@ -94,12 +94,18 @@ def _table_rows(name: str, table: torch.Tensor | None, width: int, ref: torch.Te
     return table.shape[0]
 
 
+@functools.lru_cache(maxsize=16)
+def _default_index(seq_len: int, k: int) -> torch.Tensor:
+    """Cached ``(seq_len, seq_len)`` int64 index (read only), so that repeated calls do not rebuild it."""
+    return torch.from_numpy(relative_position_index(seq_len, seq_len, k))
+
+
 def _index_tensor(
     seq_len: int, k: int, positions: torch.Tensor | None, batch: int, device: torch.device
 ) -> torch.Tensor:
     """Row index ``(seq_len, seq_len)``, or ``(batch, 1, seq_len, seq_len)`` from explicit positions."""
     if positions is None:
-        return torch.from_numpy(relative_position_index(seq_len, seq_len, k)).to(device)
+        return _default_index(seq_len, k).to(device)
     if (
         not isinstance(positions, torch.Tensor)
         or positions.dtype.is_floating_point
@@ -141,7 +147,9 @@ def relative_attention(
       ``q_i·k_j`` (one matmul) plus ``q_i·a^K_ij``; since ``a^K_ij`` takes only ``2k + 1`` values,
       the second term is ``q @ rel_keysᵀ`` (shape ``(L, 2k + 1)``) gathered by the index matrix.
       The output likewise: ``α @ v`` plus, per query, the weights summed into ``2k + 1`` buckets
-      (one per table row) times ``rel_values``. Memory grows as ``L²`` (the weights themselves).
+      (one per table row) times ``rel_values``. Memory grows as ``L²`` (the weights themselves),
+      like plain attention that returns its weights. With the default positions the
+      ``(L, L)`` int64 index matrix is built once per ``(L, k)`` and cached (16 entries).
 
     Args:
         q, k: ``(batch, heads, seq_len, head_dim)`` float tensors, same shape, dtype and device.
@@ -203,8 +211,8 @@ def relative_attention(
             a_k = rel_keys[index]  # (L, L, d), or (batch, 1, L, L, d) from explicit positions
             bias = (q.unsqueeze(-2) @ a_k.transpose(-2, -1)).squeeze(-2) / scale
         else:  # eq. 5: q_i · w^K_r for the 2k + 1 rows r, then pick row index[i, j]
-            rel_logits = q @ rel_keys.T  # (batch, heads, L, 2k + 1)
-            bias = torch.gather(rel_logits, -1, index.expand(*q.shape[:-1], seq_len)) / scale
+            rel_logits = (q @ rel_keys.T) / scale  # (batch, heads, L, 2k + 1)
+            bias = torch.gather(rel_logits, -1, index.expand(*q.shape[:-1], seq_len))
     output, weights = scaled_dot_product_attention(q, k, v, mask=mask, bias=bias)
     if rel_values is not None:
         if implementation == "naive":
