@@ -100,12 +100,57 @@ def _default_index(seq_len: int, k: int) -> torch.Tensor:
     return torch.from_numpy(relative_position_index(seq_len, seq_len, k))
 
 
-def _index_tensor(
-    seq_len: int, k: int, positions: torch.Tensor | None, batch: int, device: torch.device
-) -> torch.Tensor:
-    """Row index ``(seq_len, seq_len)``, or ``(batch, 1, seq_len, seq_len)`` from explicit positions."""
+@functools.lru_cache(maxsize=16)
+def _band(seq_len: int, k: int) -> tuple[torch.Tensor, ...]:
+    """Cached gather indices and 0/1 masks for the diagonal bands ``|j - i| < k`` and the two ends."""
+    i = torch.arange(seq_len)[:, None]
+    j = i + torch.arange(-k + 1, k)[None, :]  # (L, 2k - 1): keys at offsets -(k-1) … k-1
+    inner = ((j >= 0) & (j < seq_len), j.clamp(0, seq_len - 1))
+    left = (i >= k, (i - k).clamp(min=0))  # last key of the left end: j = i - k
+    right = (i + k <= seq_len - 1, (i + k - 1).clamp(max=seq_len - 1))  # last key before the right end
+    return tuple(
+        x if x.dtype == torch.long else x.to(torch.float64) for pair in (inner, left, right) for x in pair
+    )
+
+
+def _value_buckets(weights: torch.Tensor, index: torch.Tensor, rows: int, *, banded: bool) -> torch.Tensor:
+    """``B[..., i, r] = Σ_{j : index[i, j] = r} α_ij``, shape ``(..., L, 2k + 1)``; no ``(L, L, d)`` tensor.
+
+    General positions: a ``scatter_add`` of the weights into the ``2k + 1`` rows. Default positions
+    (``index[i, j] = clip(j - i) + k``, the same along every diagonal): the ``2k - 1`` inner rows are
+    single diagonals (a small gather) and the two end rows are sums read off one cumulative sum,
+    which is several times faster on a CPU than a scatter over all ``L²`` pairs.
+    """
+    seq_len = weights.shape[-1]
+    k = (rows - 1) // 2
+    if not banded:
+        buckets = torch.zeros(*weights.shape[:-1], rows, dtype=weights.dtype, device=weights.device)
+        return buckets.scatter_add(-1, index.expand(weights.shape), weights)
+    if k == 0:
+        return weights.sum(-1, keepdim=True)
+    lead = weights.shape[:-1]
+    in_ok, in_j, left_ok, left_j, right_ok, right_j = (
+        x.to(device=weights.device, dtype=weights.dtype if x.is_floating_point() else torch.long)
+        for x in _band(seq_len, k)
+    )
+    inner = torch.gather(weights, -1, in_j.expand(*lead, 2 * k - 1)) * in_ok
+    cumulative = weights.cumsum(-1)  # Σ_{j' <= j} α_ij'
+    left = torch.gather(cumulative, -1, left_j.expand(*lead, 1)) * left_ok  # Σ_{j <= i-k}
+    before_right = torch.gather(cumulative, -1, right_j.expand(*lead, 1))
+    right = (cumulative[..., -1:] - before_right) * right_ok  # Σ_{j >= i+k}
+    return torch.cat([left, inner, right], dim=-1)
+
+
+def _checked_positions(
+    positions: torch.Tensor | None, batch: int, seq_len: int, device: torch.device
+) -> torch.Tensor | None:
+    """``(batch, seq_len)`` int64 positions, or ``None`` when every row is ``arange(seq_len) + c``.
+
+    Offsets ``j - i`` do not change when a row is shifted by a constant, so such rows use the
+    default (cached, banded) path.
+    """
     if positions is None:
-        return _default_index(seq_len, k).to(device)
+        return None
     if (
         not isinstance(positions, torch.Tensor)
         or positions.dtype.is_floating_point
@@ -118,8 +163,33 @@ def _index_tensor(
         raise ValueError(
             f"positions of shape {tuple(positions.shape)} do not broadcast to (batch, seq_len) = ({batch}, {seq_len})"
         ) from err
+    if bool((positions - positions[:, :1] == torch.arange(seq_len, device=device)).all()):
+        return None
+    return positions
+
+
+def _index_tensor(seq_len: int, k: int, positions: torch.Tensor | None, device: torch.device) -> torch.Tensor:
+    """Row index ``(seq_len, seq_len)``, or ``(batch, 1, seq_len, seq_len)`` from explicit positions."""
+    if positions is None:
+        return _default_index(seq_len, k).to(device)
     offsets = positions[:, None, :] - positions[:, :, None]  # (batch, i, j): j - i
     return (offsets.clamp(-k, k) + k)[:, None]
+
+
+def _check_mask(mask: torch.Tensor, shape: torch.Size) -> torch.Tensor:
+    """The checks of :func:`posviz.scaled_dot_product_attention`, for the in-place path."""
+    if not isinstance(mask, torch.Tensor) or mask.dtype != torch.bool:
+        raise ValueError(
+            f"mask must be a boolean tensor (True = may attend), got {getattr(mask, 'dtype', mask)!r}"
+        )
+    try:
+        if torch.broadcast_shapes(mask.shape, shape) != shape:
+            raise RuntimeError
+    except RuntimeError as err:
+        raise ValueError(f"mask of shape {tuple(mask.shape)} does not broadcast to {tuple(shape)}") from err
+    if not bool(mask.any(dim=-1).all()):
+        raise ValueError("mask leaves a query row with no key to attend to")
+    return mask
 
 
 def relative_attention(
@@ -200,28 +270,36 @@ def relative_attention(
         )
     rows = rows_k if rows_k is not None else rows_v
     batch, _, seq_len, head_dim = q.shape
+    positions = _checked_positions(positions, batch, seq_len, q.device)
     if rows is None:  # neither term: plain attention
         return scaled_dot_product_attention(q, k, v, mask=mask)
-    index = _index_tensor(seq_len, (rows - 1) // 2, positions, batch, q.device)
+    index = _index_tensor(seq_len, (rows - 1) // 2, positions, q.device)
 
     scale = math.sqrt(head_dim)
-    bias = None  # the key term of eq. 4, q_i · a^K_ij / √d, added to the logits q_i · k_j / √d
-    if rel_keys is not None:
-        if implementation == "naive":
+    if implementation == "naive":
+        bias = None  # the key term of eq. 4, q_i · a^K_ij / √d, added to the logits q_i · k_j / √d
+        if rel_keys is not None:
             a_k = rel_keys[index]  # (L, L, d), or (batch, 1, L, L, d) from explicit positions
             bias = (q.unsqueeze(-2) @ a_k.transpose(-2, -1)).squeeze(-2) / scale
-        else:  # eq. 5: q_i · w^K_r for the 2k + 1 rows r, then pick row index[i, j]
+        output, weights = scaled_dot_product_attention(q, k, v, mask=mask, bias=bias)
+    else:
+        # eq. 5, first term: q_i · k_j / √d (one matmul), then in place, to hold one (L, L) buffer
+        logits = q @ k.transpose(-2, -1)
+        logits.mul_(1.0 / scale)
+        if rel_keys is not None:  # second term: q_i · w^K_r for the 2k + 1 rows r, picked by index[i, j]
             rel_logits = (q @ rel_keys.T) / scale  # (batch, heads, L, 2k + 1)
-            bias = torch.gather(rel_logits, -1, index.expand(*q.shape[:-1], seq_len))
-    output, weights = scaled_dot_product_attention(q, k, v, mask=mask, bias=bias)
+            logits.add_(torch.gather(rel_logits, -1, index.expand(logits.shape)))
+        if mask is not None:
+            logits.masked_fill_(~_check_mask(mask, logits.shape), float("-inf"))
+        weights = torch.softmax(logits, dim=-1)
+        del logits  # free the (L, L) buffer before the value term needs its own
+        output = weights @ v
     if rel_values is not None:
         if implementation == "naive":
             a_v = rel_values[index]  # (L, L, value_dim) or (batch, 1, L, L, value_dim)
             output = output + (weights.unsqueeze(-2) @ a_v).squeeze(-2)
         else:
-            buckets = torch.zeros(*weights.shape[:-1], rows, dtype=weights.dtype, device=weights.device)
-            buckets = buckets.scatter_add(-1, index.expand(weights.shape), weights)  # Σ_j α_ij per row
-            output = output + buckets @ rel_values
+            output = output + _value_buckets(weights, index, rows, banded=positions is None) @ rel_values
     return output, weights
 
 
