@@ -17,6 +17,13 @@ from .plots import (
     plot_similarity_vs_offset,
     tick_stride,
 )
+from .relative import (
+    DEFAULT_MAX_RELATIVE_POSITION,
+    RelativeMultiheadAttention,
+    relative_attention,
+    relative_position_index,
+    shaw_method,
+)
 from .style import get_language, seed_everything, set_language, setup, t, use_korean_font
 from .tasks import IGNORE, FirstTokenTask, OffsetCopyTask, OrderTask, Task
 from .training import TrainResult, evaluate, per_token_loss, train
@@ -47,6 +54,12 @@ __all__ = [
     "POSITION_METHODS",
     "register_position_method",
     "TinyTransformer",
+    # relative position representations (Shaw et al. 2018)
+    "DEFAULT_MAX_RELATIVE_POSITION",
+    "relative_position_index",
+    "relative_attention",
+    "RelativeMultiheadAttention",
+    "shaw_method",
     # tasks and training
     "IGNORE",
     "Task",

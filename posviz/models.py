@@ -78,6 +78,12 @@ register_position_method(
     )
 )
 
+# Shaw et al. 2018 relative attention, clipping distance k = DEFAULT_MAX_RELATIVE_POSITION (16);
+# for another k pass posviz.relative.shaw_method(k) as ``position``.
+from .relative import DEFAULT_MAX_RELATIVE_POSITION, shaw_method  # noqa: E402
+
+register_position_method(shaw_method(DEFAULT_MAX_RELATIVE_POSITION, name="shaw"))
+
 
 class _Block(nn.Module):
     """Pre-LayerNorm Transformer block: x + attn(LN(x)), then x + MLP(LN(x))."""
