@@ -247,22 +247,47 @@ def _check_positions(positions: object, shape: torch.Size, device) -> torch.Tens
     return positions.to(device)
 
 
+def _complex_pairs(t: torch.Tensor) -> torch.Tensor:
+    """View ``(..., 2h)`` real features as ``(..., h)`` complex numbers ``t[2i] + i·t[2i+1]``."""
+    pairs = t.reshape(*t.shape[:-1], t.shape[-1] // 2, 2)
+    if pairs.stride(-1) != 1 or pairs.storage_offset() % 2 or any(st % 2 for st in pairs.stride()[:-1]):
+        pairs = pairs.contiguous()
+    return torch.view_as_complex(pairs)
+
+
 def _rotate(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, layout: str, rotary_dim: int) -> torch.Tensor:
     """Rotate the first ``rotary_dim`` features of ``x`` by angles with cosines ``cos`` and sines ``sin``.
 
     ``cos`` and ``sin`` broadcast to ``x.shape[:-1] + (rotary_dim // 2,)`` and have the dtype
-    the arithmetic is done in; the result is cast to ``x.dtype``.
+    the arithmetic is done in (float32 or float64); the result is cast to ``x.dtype``.
+
+    The interleaved layout is one complex multiplication per pair (RoFormer eq. 34 in complex
+    form, as in Meta's Llama code). The half layout writes both halves straight into the output
+    when no gradient is needed, and uses out-of-place ops (``addcmul`` + ``cat``) when autograd
+    records the call. Both give the same numbers as the four-product formula of eq. 34.
     """
     work = x.to(cos.dtype)
     rot, rest = work[..., :rotary_dim], work[..., rotary_dim:]
     half = rotary_dim // 2
-    if layout == "interleaved":
+    if layout == "interleaved" and x.device.type != "mps":  # MPS lacks complex support
+        out = torch.view_as_real(_complex_pairs(rot) * torch.complex(cos, sin)).flatten(-2)
+    elif layout == "interleaved":
         a, b = rot[..., 0::2], rot[..., 1::2]
         out = torch.stack((a * cos - b * sin, b * cos + a * sin), dim=-1).flatten(-2)
     else:
         a, b = rot[..., :half], rot[..., half:]
-        out = torch.cat((a * cos - b * sin, b * cos + a * sin), dim=-1)
+        shape = torch.broadcast_shapes(rot.shape[:-1] + (half,), cos.shape)
+        if torch.is_grad_enabled() and (rot.requires_grad or cos.requires_grad or sin.requires_grad):
+            out = torch.cat((torch.addcmul(a * cos, b, sin, value=-1), torch.addcmul(b * cos, a, sin)), dim=-1)
+        else:
+            out = torch.empty(shape[:-1] + (rotary_dim,), dtype=work.dtype, device=work.device)
+            first, second = out[..., :half], out[..., half:]
+            torch.mul(a, cos, out=first)
+            first.addcmul_(b, sin, value=-1)
+            torch.mul(b, cos, out=second)
+            second.addcmul_(a, sin)
     if rest.shape[-1]:
+        rest = rest.expand(out.shape[:-1] + rest.shape[-1:])
         out = torch.cat((out, rest), dim=-1)
     return out.to(x.dtype)
 
@@ -389,6 +414,9 @@ class RotaryEmbedding(nn.Module):
             raise TypeError(f"x must be a floating torch.Tensor, got {getattr(x, 'dtype', type(x).__name__)}")
         if x.ndim < 2 or x.shape[-1] != self.head_dim:
             raise ValueError(f"x must have shape (..., seq_len, {self.head_dim}), got {tuple(x.shape)}")
+        if positions is None and x.shape[-2] <= self.max_len and x.dtype != torch.float64:
+            seq_len = x.shape[-2]
+            return _rotate(x, self.cos[:seq_len], self.sin[:seq_len], self.layout, self.rotary_dim)
         pos = _check_positions(positions, x.shape[:-1], x.device)
         in_cache = pos.numel() == 0 or (int(pos.min()) >= 0 and int(pos.max()) < self.max_len)
         if not in_cache or x.dtype == torch.float64:

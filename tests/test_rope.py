@@ -229,6 +229,21 @@ def test_long_term_decay_bound():
     assert rope_decay_bound(100, d, base=500000.0) > rope_decay_bound(100, d)
 
 
+@pytest.mark.parametrize("layout", ["interleaved", "half"])
+def test_gradients_flow_and_match_the_no_grad_path(layout):
+    gen = torch.Generator().manual_seed(10)
+    x = torch.randn(2, 5, 8, dtype=torch.float64, generator=gen, requires_grad=True)
+    positions = torch.tensor([[0, 1, 2, 3, 4], [3, 9, 27, 81, 243]])
+    assert torch.autograd.gradcheck(lambda t: apply_rope(t, positions, layout=layout, rotary_dim=6), (x,))
+    np.testing.assert_allclose(  # autograd path vs in-place path
+        apply_rope(x, positions, layout=layout).detach(), apply_rope(x.detach(), positions, layout=layout), atol=1e-15
+    )
+    # the gradient of a rotation is the inverse rotation: d/dx sum(w * R x) = Rᵀ w
+    w = torch.randn(2, 5, 8, dtype=torch.float64, generator=gen)
+    (apply_rope(x, positions, layout=layout) * w).sum().backward()
+    np.testing.assert_allclose(x.grad, apply_rope(w, -positions, layout=layout), atol=1e-13)
+
+
 def test_errors():
     with pytest.raises(ValueError, match="even"):
         apply_rope(torch.zeros(4, 7))
