@@ -24,6 +24,19 @@ from .relative import (
     relative_position_index,
     shaw_method,
 )
+from .rope import (
+    ROPE_LAYOUTS,
+    RotaryEmbedding,
+    RotaryMultiheadAttention,
+    apply_rope,
+    half_to_interleaved,
+    interleaved_to_half,
+    ntk_scaled_base,
+    rope_angles,
+    rope_decay_bound,
+    rope_frequencies,
+    rope_rotation_matrix,
+)
 from .style import get_language, seed_everything, set_language, setup, t, use_korean_font
 from .tasks import IGNORE, FirstTokenTask, OffsetCopyTask, OrderTask, Task
 from .training import TrainResult, evaluate, per_token_loss, train
@@ -60,6 +73,18 @@ __all__ = [
     "relative_attention",
     "RelativeMultiheadAttention",
     "shaw_method",
+    # rotary position embedding
+    "ROPE_LAYOUTS",
+    "rope_frequencies",
+    "rope_angles",
+    "rope_rotation_matrix",
+    "apply_rope",
+    "interleaved_to_half",
+    "half_to_interleaved",
+    "RotaryEmbedding",
+    "RotaryMultiheadAttention",
+    "ntk_scaled_base",
+    "rope_decay_bound",
     # tasks and training
     "IGNORE",
     "Task",

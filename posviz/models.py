@@ -24,6 +24,7 @@ from torch import nn
 from ._checks import check_int
 from .attention import MultiheadSelfAttention
 from .encodings import LearnedPositionalEmbedding, SinusoidalPositionalEncoding
+from .rope import RotaryMultiheadAttention
 
 __all__ = ["POSITION_METHODS", "PositionMethod", "TinyTransformer", "register_position_method"]
 
@@ -75,6 +76,16 @@ register_position_method(
         lambda d_model, max_len: LearnedPositionalEmbedding(max_len, d_model),
         _plain_attention,
         "trainable table added to the input (BERT, GPT-2)",
+    )
+)
+register_position_method(
+    PositionMethod(
+        "rope",
+        None,
+        lambda d_model, num_heads, causal, max_len: RotaryMultiheadAttention(
+            d_model, num_heads, causal=causal, max_len=max_len
+        ),
+        "queries and keys rotated by position inside attention (RoPE, Su et al. 2021)",
     )
 )
 
