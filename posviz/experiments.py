@@ -57,6 +57,7 @@ __all__ = [
     "load_corpus",
     "load_results",
     "make_tasks",
+    "merge_results",
     "plot_metric_vs_length",
     "results_dir",
     "run_one",
@@ -417,6 +418,40 @@ def load_results(path: str | Path) -> dict:
     if not isinstance(data, dict) or "config" not in data or "runs" not in data:
         raise ValueError(f"{path} is not a showdown results file (needs 'config' and 'runs')")
     return data
+
+
+def merge_results(*parts: dict) -> dict:
+    """Combine results files of one configuration run in parts (e.g. a few methods at a time).
+
+    The parts must agree on everything in ``config`` except ``name`` and ``methods``. The merged
+    ``config["methods"]`` lists every method present (course order), ``runs`` holds every run of
+    every part, and ``parts`` keeps each part's name, methods, date, versions and wall time.
+
+    Raises:
+        ValueError: if no part is given, if the configurations differ, or if a run appears twice.
+    """
+    if not parts:
+        raise ValueError("merge_results needs at least one results dict")
+
+    def core(part):
+        return {k: v for k, v in part["config"].items() if k not in ("name", "methods")}
+
+    reference = core(parts[0])
+    for part in parts[1:]:
+        if core(part) != reference:
+            raise ValueError(f"cannot merge {part['config']['name']!r}: its configuration differs from the first part")
+    runs = [run for part in parts for run in part["runs"]]
+    keys = [(r["task"], r["method"], r["seed"]) for r in runs]
+    if len(set(keys)) != len(keys):
+        raise ValueError("a (task, method, seed) run appears in more than one part")
+    methods = {r["method"] for r in runs}
+    ordered = [m for m in METHODS if m in methods] + sorted(methods - set(METHODS))
+    info = [
+        {k: part.get(k) for k in ("date", "versions", "platform", "torch_threads", "seconds")}
+        | {"name": part["config"]["name"], "methods": part["config"]["methods"]}
+        for part in parts
+    ]
+    return {"config": {**parts[0]["config"], "methods": ordered}, "seeds": parts[0]["seeds"], "parts": info, "runs": runs}
 
 
 def summarize(results: dict | Sequence[dict], metric: str) -> dict[tuple[str, str, int, int], dict[str, float]]:

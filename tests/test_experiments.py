@@ -1,0 +1,143 @@
+"""The showdown experiment: tasks, one run, results I/O, summaries and the command line."""
+
+import json
+import math
+
+import numpy as np
+import pytest
+import torch
+
+import posviz
+from posviz import CharLMTask, TinyTransformer
+from posviz import experiments as ex
+
+TINY = ex.ShowdownConfig(
+    name="tiny",
+    methods=("none", "learned"),
+    seeds=(0, 1),
+    d_model=16,
+    num_heads=2,
+    num_layers=1,
+    tasks=(ex.TaskSpec("copy", train_len=6, steps=5, eval_factors=(1, 2), eval_samples=8, vocab_size=5, offset=1),),
+)
+
+
+def test_char_lm_task_targets_are_the_next_character():
+    task = CharLMTask("abcabcabd")
+    assert task.alphabet == "abcd" and task.vocab_size == task.num_outputs == 4
+    tokens, targets = task.sample(16, 5, generator=torch.Generator().manual_seed(0))
+    text = task.decode(task.encode("abcabcabd"))
+    assert text == "abcabcabd"
+    for row_t, row_y in zip(tokens, targets, strict=True):
+        window = task.decode(row_t) + task.decode(row_y[-1:])
+        assert window in text  # a real window of the text, shifted by one
+        assert torch.equal(row_t[1:], row_y[:-1])
+    with pytest.raises(ValueError, match="exceeds"):
+        task.sample(1, 9, generator=torch.Generator())
+    with pytest.raises(ValueError, match="missing"):
+        CharLMTask("abz", alphabet="ab")
+    with pytest.raises(ValueError, match="repeat"):
+        CharLMTask("ab", alphabet="aab")
+    with pytest.raises(TypeError):
+        CharLMTask(["a", "b"])
+
+
+def test_corpus_and_char_lm_split():
+    text = ex.load_corpus()
+    assert 150_000 < len(text) <= 200_000 and text.startswith("In the beginning God created the heaven and the earth.")
+    spec = ex.TaskSpec("charlm", train_len=8, steps=1)
+    train_task, eval_task = ex.make_tasks(spec, text)
+    assert train_task.alphabet == eval_task.alphabet == "".join(sorted(set(text)))
+    assert len(train_task) + len(eval_task) == len(text)
+    assert len(eval_task) == len(text) - int(len(text) * 0.9)
+
+
+def test_task_spec_lengths_and_errors():
+    spec = ex.TaskSpec("copy", train_len=32, steps=1, eval_factors=(1, 2, 4, 8))
+    assert spec.eval_shift == 224 and spec.max_len == 256
+    assert ex.TaskSpec("copy", train_len=32, steps=1, eval_factors=(1, 2), shift=100).max_len == 132
+    with pytest.raises(ValueError, match="name"):
+        ex.TaskSpec("sort", train_len=8, steps=1)
+    with pytest.raises(ValueError, match="eval_factors"):
+        ex.TaskSpec("copy", train_len=8, steps=1, eval_factors=())
+    with pytest.raises(ValueError, match="steps"):
+        ex.TaskSpec("copy", train_len=8, steps=0)
+    with pytest.raises(ValueError, match="non-empty"):
+        ex.ShowdownConfig(name="x", tasks=())
+
+
+def test_every_contender_is_registered_and_presets_use_them():
+    assert set(ex.METHODS) <= set(posviz.POSITION_METHODS)
+    assert ex.FULL.methods == ex.SMALL.methods == ex.METHODS
+    assert set(ex.METHOD_COLORS) == set(ex.METHODS)
+    assert len(ex.FULL.seeds) >= 3 and len(ex.SMALL.seeds) >= 3
+
+
+@pytest.mark.parametrize("method", ex.METHODS)
+def test_a_few_training_steps_lower_the_loss(method):
+    task = posviz.OffsetCopyTask(vocab_size=6, offset=1)
+    torch.manual_seed(0)
+    model = TinyTransformer(6, d_model=16, num_heads=2, num_layers=1, position=method, causal=True, max_len=16)
+    result = posviz.train(model, task, seq_len=8, steps=20, batch_size=16, lr=1e-2)
+    assert np.mean(result.losses[-5:]) < np.mean(result.losses[:5]) - 0.1
+
+
+def test_run_one_record_and_untrained_learned_rows():
+    spec = TINY.tasks[0]
+    record, model = ex.run_one("learned", spec, 3, TINY)
+    assert record["task"] == "copy" and record["method"] == "learned" and record["seed"] == 3
+    assert record["num_parameters"] == model.num_parameters()
+    assert [(e["length"], e["shift"]) for e in record["evals"]] == [(6, 0), (12, 0), (6, 6)]
+    for e in record["evals"]:
+        assert 0 <= e["sequence_accuracy"] <= e["token_accuracy"] <= 1
+        assert e["perplexity"] == pytest.approx(math.exp(e["loss"]))
+    assert len(record["loss_curve"]) == 5
+    # the table has max_len = 12 rows; rows 6..11 never get a gradient and keep their initial values
+    torch.manual_seed(3)
+    fresh = ex.build_model("learned", spec, TINY, 5)
+    table, initial = model.input_position.weight.detach(), fresh.input_position.weight.detach()
+    assert table.shape == (12, 16)
+    assert torch.equal(table[6:], initial[6:]) and not torch.equal(table[:6], initial[:6])
+    # the same run gives the same numbers
+    again, _ = ex.run_one("learned", spec, 3, TINY)
+    assert again["evals"] == record["evals"] and again["loss_curve"] == record["loss_curve"]
+
+
+def test_results_round_trip_summary_and_merge(tmp_path):
+    results = ex.run_showdown(TINY, progress=False)
+    assert [(r["method"], r["seed"]) for r in results["runs"]] == [("none", 0), ("none", 1), ("learned", 0), ("learned", 1)]
+    assert {"config", "seeds", "versions", "date", "runs"} <= set(results)
+    assert results["versions"]["torch"] == torch.__version__
+    path = ex.save_results(results, tmp_path / "r.json")
+    loaded = ex.load_results(path)
+    assert loaded == json.loads(json.dumps(results))
+    assert ex.ShowdownConfig.from_dict(loaded["config"]) == TINY
+    summary = ex.summarize(loaded, "token_accuracy")
+    values = [r["evals"][1]["token_accuracy"] for r in loaded["runs"] if r["method"] == "none"]
+    got = summary[("copy", "none", 12, 0)]
+    assert got["n"] == 2 and got["mean"] == pytest.approx(np.mean(values))
+    assert got["std"] == pytest.approx(np.std(values, ddof=1)) and got["min"] == min(values)
+    with pytest.raises(ValueError, match="metric"):
+        ex.summarize(loaded, "bleu")
+    (tmp_path / "bad.json").write_text("{}", encoding="utf-8")
+    with pytest.raises(ValueError, match="runs"):
+        ex.load_results(tmp_path / "bad.json")
+    # merging two parts of one configuration
+    part_a = {**loaded, "config": {**loaded["config"], "methods": ["none"]}, "runs": loaded["runs"][:2]}
+    part_b = {**loaded, "config": {**loaded["config"], "methods": ["learned"]}, "runs": loaded["runs"][2:]}
+    merged = ex.merge_results(part_b, part_a)
+    assert merged["config"]["methods"] == ["none", "learned"] and len(merged["runs"]) == 4
+    with pytest.raises(ValueError, match="more than one"):
+        ex.merge_results(part_a, part_a)
+    other = {**part_b, "config": {**part_b["config"], "d_model": 32}}
+    with pytest.raises(ValueError, match="differs"):
+        ex.merge_results(part_a, other)
+
+
+def test_command_line_writes_results(tmp_path, monkeypatch, capsys):
+    monkeypatch.setitem(ex.PRESETS, "small", TINY)
+    out = tmp_path / "cli.json"
+    assert ex.main(["--preset", "small", "--methods", "none", "--seeds", "4", "--out", str(out)]) == 0
+    data = ex.load_results(out)
+    assert data["config"]["methods"] == ["none"] and data["seeds"] == [4] and len(data["runs"]) == 1
+    assert "wrote" in capsys.readouterr().out
