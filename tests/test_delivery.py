@@ -153,6 +153,11 @@ def test_setup_code_per_language():
             "← [02. 인코딩과 임베딩](02_e.ipynb) · [04. 상대 위치](04_r.ipynb) →",
             "← [02. Encoding vs embedding](02_e.ipynb) · [04. Relative](04_r.ipynb) →",
         ),
+        (
+            "**선수 지식 · Prerequisites:** 파이썬 기초 · basic Python. **시간 · Time:** 약 15분 · about 15 minutes.",
+            "**선수 지식:** 파이썬 기초 · **시간:** 약 15분",
+            "**Prerequisites:** basic Python. **Time:** about 15 minutes.",
+        ),
         ("- References: [arXiv:1706.03762](https://arxiv.org/abs/1706.03762)", None, None),
         ("한국어만 있는 줄", "한국어만 있는 줄", "DROP"),
     ],

@@ -35,8 +35,7 @@ _PREFIX = re.compile(r"^(\s*(?:#{1,6}\s+|>\s*|[-*+]\s+|\d+[.)]\s+)*(?:\d+(?:\.\d
 _NUMBER = re.compile(r"^(\d+(?:\.\d+)*\.?\s+)")
 _PAIR_IN_LINK = re.compile(r"\[([^\[\]\n]+?)" + re.escape(SEP) + r"([^\[\]\n]+?)\]")
 _PAIR_IN_BOLD = re.compile(r"\*\*([^*\n]+?)" + re.escape(SEP) + r"([^*\n]+?)\*\*")
-_LABEL = re.compile(r"^(\*\*[^*\n]+\*\*:?\s*)")
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+_PIECE_BREAK = re.compile(r"(?<=[.!?])\s+|\s*(?=\*\*[^*\n]+:\*\*)|(?<=:\*\*)\s*")
 
 
 def _side(text: str) -> str | None:
@@ -83,23 +82,21 @@ def one_language_line(line: str, lang: str) -> str | None:
     prefix = _PREFIX.match(line).group(1)
     body = _PAIR_IN_LINK.sub(resolver("[", "]"), line[len(prefix) :])
     body = _PAIR_IN_BOLD.sub(resolver("**", "**"), body)
-    label_match = _LABEL.match(body)
-    label = label_match.group(1) if label_match else ""
-    body = body[len(label) :]
     pieces = [
-        sentence for part in body.split(SEP) for sentence in _SENTENCE_END.split(part) if sentence.strip()
+        piece
+        for part in body.split(SEP)
+        for piece in _PIECE_BREAK.split(part)  # sentences, and bold labels such as **Time:**
+        if piece.strip()
     ]
     kept = [piece for piece in pieces if _side(piece) in (lang, None)]
-    if _side(label) not in (lang, None):
-        label = ""
-    if not any(_side(piece) == lang for piece in kept) and _side(label) != lang:
+    if not any(_side(piece) == lang for piece in kept):
         return line if lang == "ko" else None
     text = ""
     for piece in kept:
         if text:
-            text += " " if text.rstrip().endswith((".", "!", "?")) else SEP
+            text += " " if text.endswith((".", "!", "?", ":", ":**")) else SEP
         text += piece.strip()
-    return prefix + label + text
+    return prefix + text
 
 
 def one_language_markdown(text: str, lang: str) -> str:
