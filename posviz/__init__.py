@@ -17,6 +17,26 @@ from .plots import (
     plot_similarity_vs_offset,
     tick_stride,
 )
+from .relative import (
+    DEFAULT_MAX_RELATIVE_POSITION,
+    RelativeMultiheadAttention,
+    relative_attention,
+    relative_position_index,
+    shaw_method,
+)
+from .rope import (
+    ROPE_LAYOUTS,
+    RotaryEmbedding,
+    RotaryMultiheadAttention,
+    apply_rope,
+    half_to_interleaved,
+    interleaved_to_half,
+    ntk_scaled_base,
+    rope_angles,
+    rope_decay_bound,
+    rope_frequencies,
+    rope_rotation_matrix,
+)
 from .style import get_language, seed_everything, set_language, setup, t, use_korean_font
 from .tasks import IGNORE, FirstTokenTask, OffsetCopyTask, OrderTask, Task
 from .training import TrainResult, evaluate, per_token_loss, train
@@ -47,6 +67,24 @@ __all__ = [
     "POSITION_METHODS",
     "register_position_method",
     "TinyTransformer",
+    # relative position representations (Shaw et al. 2018)
+    "DEFAULT_MAX_RELATIVE_POSITION",
+    "relative_position_index",
+    "relative_attention",
+    "RelativeMultiheadAttention",
+    "shaw_method",
+    # rotary position embedding
+    "ROPE_LAYOUTS",
+    "rope_frequencies",
+    "rope_angles",
+    "rope_rotation_matrix",
+    "apply_rope",
+    "interleaved_to_half",
+    "half_to_interleaved",
+    "RotaryEmbedding",
+    "RotaryMultiheadAttention",
+    "ntk_scaled_base",
+    "rope_decay_bound",
     # tasks and training
     "IGNORE",
     "Task",

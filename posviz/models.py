@@ -24,6 +24,7 @@ from torch import nn
 from ._checks import check_int
 from .attention import MultiheadSelfAttention
 from .encodings import LearnedPositionalEmbedding, SinusoidalPositionalEncoding
+from .rope import RotaryMultiheadAttention
 
 __all__ = ["POSITION_METHODS", "PositionMethod", "TinyTransformer", "register_position_method"]
 
@@ -77,6 +78,22 @@ register_position_method(
         "trainable table added to the input (BERT, GPT-2)",
     )
 )
+register_position_method(
+    PositionMethod(
+        "rope",
+        None,
+        lambda d_model, num_heads, causal, max_len: RotaryMultiheadAttention(
+            d_model, num_heads, causal=causal, max_len=max_len
+        ),
+        "queries and keys rotated by position inside attention (RoPE, Su et al. 2021)",
+    )
+)
+
+# Shaw et al. 2018 relative attention, clipping distance k = DEFAULT_MAX_RELATIVE_POSITION (16);
+# for another k pass posviz.relative.shaw_method(k) as ``position``.
+from .relative import DEFAULT_MAX_RELATIVE_POSITION, shaw_method  # noqa: E402
+
+register_position_method(shaw_method(DEFAULT_MAX_RELATIVE_POSITION, name="shaw"))
 
 
 class _Block(nn.Module):

@@ -48,7 +48,7 @@ _KOREAN_FONT_CANDIDATES = (
     "Source Han Sans KR",
 )
 _HANGUL_PROBE = "가각한글위치인코딩"
-_LATIN_FALLBACK = "DejaVu Sans"  # ships with matplotlib; draws U+2212 MINUS SIGN
+_LATIN_FALLBACK = "DejaVu Sans"  # ships with matplotlib; has U+2212 MINUS SIGN and math glyphs
 
 _language = "both"
 
@@ -92,10 +92,12 @@ def use_korean_font() -> str:
     font bundled with ``posviz`` (SIL OFL 1.1, see ``posviz/fonts/OFL.txt``). Works offline,
     without a kernel restart and without ``distutils``.
 
-    ``font.family`` becomes ``[korean_font, "DejaVu Sans"]``: matplotlib (>= 3.6) takes each
-    glyph from the first family that has it, so characters the Korean font lacks, such as
-    the minus sign U+2212 (NanumGothic has none), come from DejaVu Sans, and
-    ``axes.unicode_minus`` can stay ``True``.
+    ``font.family`` becomes ``["DejaVu Sans", korean_font]``: matplotlib (>= 3.6) takes each
+    glyph from the first family that has it, so Latin letters, digits and the minus sign U+2212
+    come from DejaVu Sans (which ships with matplotlib) and Hangul from the Korean font.
+    DejaVu Sans must come first because mathtext (log-scale tick labels such as 10⁻³) has no
+    fallback and draws with the first family only; NanumGothic has no U+2212. So
+    ``axes.unicode_minus`` stays ``True`` and no "glyph missing" warning is ever raised.
 
     Returns:
         The family name of the Korean font, e.g. ``"NanumGothic"``.
@@ -126,7 +128,7 @@ def use_korean_font() -> str:
             chosen = name
             break
 
-    mpl.rcParams["font.family"] = [chosen, _LATIN_FALLBACK]
+    mpl.rcParams["font.family"] = [_LATIN_FALLBACK, chosen]
     mpl.rcParams["axes.unicode_minus"] = True
     return chosen
 

@@ -48,6 +48,9 @@ def execute(path: Path | str, *, timeout: int = CELL_TIMEOUT, notebook=None) -> 
         timeout=timeout,
         kernel_name="python3",
         resources={"metadata": {"path": str(path.parent)}},
+        # The kernel's own log (not the notebook's output) warns that a local kernel talks over
+        # TCP without encryption; that is how Jupyter always runs locally, so keep it quiet.
+        extra_arguments=["--IPKernelApp.log_level=ERROR"],
     )
     start = time.perf_counter()
     client.execute()
