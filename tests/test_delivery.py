@@ -184,8 +184,10 @@ def test_edition_holds_only_its_language(path, lang):
     setup = edition.cells[nbtemplate.setup_cell_index(edition.cells)].source
     assert setup.startswith(nbtemplate.setup_code(lang)), "figure language follows the edition"
     markdown = [c.source for c in edition.cells if c.cell_type == "markdown"]
-    if lang == "en":
-        leftovers = [line for text in markdown for line in text.splitlines() if HANGUL.search(line)]
+    if lang == "en":  # Korean examples in code spans are fine, Korean prose is not
+        leftovers = [
+            line for text in markdown for line in glossary.prose(text).splitlines() if HANGUL.search(line)
+        ]
         assert not leftovers, f"Korean left in the English edition: {leftovers[:3]}"
     else:
         for text in markdown:
@@ -271,7 +273,9 @@ def test_slides_are_cut_by_the_metadata_and_load_reveal_locally(executed_edition
     assert html.count("<section") == 2 * kinds.count("slide") + kinds.count("subslide")
     assert html.count('class="fragment"') == kinds.count("fragment")
     assert '<script src="../reveal.js/dist/reveal.js">' in html
-    assert not re.search(r'<(?:img|link|iframe|script)[^>]*(?:src|href)="https?://', html), "nothing is loaded from the network"
+    assert not re.search(r'<(?:img|link|iframe|script)[^>]*(?:src|href)="https?://', html), (
+        "nothing is loaded from the network"
+    )
     assert len(re.findall(r'<img [^>]*src="data:image/png;base64,', html)) == _pngs(run.notebook)
 
 
@@ -303,9 +307,24 @@ def test_glossary_check_finds_a_drifting_translation():
         _en("Self-attention without a positional encoding does not see order."),
     ]
     problems = glossary.check_cells(drifting, terms)
-    assert len(problems) == 3 and all(
-        "cells 0/1" in p for p in problems
-    )  # self-attention, attention, positional encoding
+    assert sorted(problems) == sorted(
+        [
+            "cell 0: says '자기 주의'; the glossary term is '셀프 어텐션'",
+            "cell 0: says '위치 부호화'; the glossary term is '위치 인코딩'",
+            "cells 0/1: English says 'Self-attention', Korean has none of 셀프 어텐션",
+            "cells 0/1: English says 'attention', Korean has none of 어텐션",
+            "cells 0/1: English says 'positional encoding', Korean has none of 위치 인코딩",
+        ]
+    )
+    heading = [new_markdown_cell("## 2. 위치 부호화 · Positional encoding")]
+    assert glossary.check_cells(heading, terms) == [
+        "cell 0: says '위치 부호화'; the glossary term is '위치 인코딩'"
+    ]
+    everyday = [
+        _ko("세 칸 전을 한 번에 집어야 합니다."),
+        _en("It must pick the token three steps back in one hop."),
+    ]
+    assert glossary.check_cells(everyday, terms) == [], "everyday words are not pair-checked"
     not_prose = [
         _ko("코드입니다."),
         _en("Code: `attention(q, k)` and $\\text{attention}$ and [x](attention.html)."),

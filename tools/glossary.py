@@ -3,14 +3,20 @@
     python tools/glossary.py              # check notebooks/NN_*.ipynb; exit 1 if a pair disagrees
     python tools/glossary.py FILE ...     # check these notebooks
 
-glossary.tsv (tab-separated, one idea per row) has the columns ``english``, ``korean`` and
-``note``; ``|`` separates accepted forms, the first Korean form being the preferred one.
-The rule checked: where a ``lang-en`` cell uses an English term, its ``lang-ko`` twin (the
-cell just before it) uses one of the Korean forms. English matches ignore case, accept
-plurals and treat hyphens and spaces alike ("self attention", "self-attentions"); Korean
-matches ignore spaces ("셀프어텐션"), so particles and spacing never matter. Code spans,
-code blocks, formulas, link targets and HTML tags are not read. The check is per pair of
-cells, so a translation that drops a term, or uses another word for it, is found where it is.
+glossary.tsv (tab-separated, one idea per row) has the columns ``english``, ``korean``,
+``pair``, ``avoid`` and ``note``; ``|`` separates forms, the first Korean form being the
+preferred one. Two rules are checked:
+
+- pair (rows with ``pair`` = yes, the technical terms): where a ``lang-en`` cell uses the
+  English term, its ``lang-ko`` twin (the cell just before it) uses one of the Korean forms;
+  so a translation that drops a term, or says it another way, is found where it is. Everyday
+  words ("token", "accuracy") are not pair-checked: a good translation need not repeat them.
+- avoid (every row): no Korean prose (``lang-ko`` cells and untagged markdown) uses a form
+  listed under ``avoid`` (e.g. 위치 부호화 for 위치 인코딩), so one idea keeps one name.
+
+English matches ignore case, accept plurals and treat hyphens and spaces alike ("self
+attention", "self-attentions"); Korean matches ignore spaces ("셀프어텐션"), so particles and
+spacing never matter. Code spans, code blocks, formulas, link targets and HTML tags are not read.
 """
 
 from __future__ import annotations
@@ -41,10 +47,13 @@ _NOT_PROSE = [
 
 @dataclass(frozen=True)
 class Term:
-    """One glossary row: accepted English and Korean forms, and a note."""
+    """One glossary row: accepted English and Korean forms, whether pairs are checked, the
+    Korean forms to avoid, and a note."""
 
     english: tuple[str, ...]
     korean: tuple[str, ...]
+    pair: bool = True
+    avoid: tuple[str, ...] = ()
     note: str = ""
 
     def english_pattern(self) -> re.Pattern:
@@ -65,16 +74,28 @@ def load(path: Path = GLOSSARY) -> list[Term]:
         rows = list(csv.DictReader(handle, delimiter="\t"))
     terms = []
     for number, row in enumerate(rows, start=2):
-        english = tuple(f.strip() for f in (row.get("english") or "").split("|") if f.strip())
-        korean = tuple(f.strip() for f in (row.get("korean") or "").split("|") if f.strip())
+        english, korean, avoid = (
+            tuple(f.strip() for f in (row.get(column) or "").split("|") if f.strip())
+            for column in ("english", "korean", "avoid")
+        )
+        if (row.get("pair") or "").strip() not in ("yes", "no"):
+            raise ValueError(f"{path.name} line {number}: pair must be yes or no")
         if not english or not korean:
             raise ValueError(f"{path.name} line {number}: needs an english and a korean term")
         if any(re.search(r"[\uac00-\ud7a3]", f) for f in english):
             raise ValueError(f"{path.name} line {number}: the english column holds Hangul")
         if not all(re.search(r"[\uac00-\ud7a3]", f) for f in korean):
             raise ValueError(f"{path.name} line {number}: every korean form needs Hangul")
-        terms.append(Term(english, korean, (row.get("note") or "").strip()))
+        if set(map(_squeeze, avoid)) & set(map(_squeeze, korean)):
+            raise ValueError(f"{path.name} line {number}: a form is both accepted and avoided")
+        terms.append(
+            Term(english, korean, row["pair"].strip() == "yes", avoid, (row.get("note") or "").strip())
+        )
     return terms
+
+
+def _squeeze(text: str) -> str:
+    return re.sub(r"\s+", "", text)
 
 
 def prose(markdown: str) -> str:
@@ -85,19 +106,29 @@ def prose(markdown: str) -> str:
 
 
 def check_cells(cells: list, terms: list[Term]) -> list[str]:
-    """Disagreements between each ``lang-ko``/``lang-en`` pair of cells and the glossary."""
+    """Disagreements between the cells and the glossary (both rules, see the module docstring)."""
     problems = []
-    patterns = [(term, term.english_pattern()) for term in terms]
-    for i in range(1, len(cells)):
-        if nbtemplate.language(cells[i]) != "en" or nbtemplate.language(cells[i - 1]) != "ko":
+    patterns = [(term, term.english_pattern()) for term in terms if term.pair]
+    for i, cell in enumerate(cells):
+        if cell.get("cell_type") != "markdown" or nbtemplate.language(cell) == "en":
             continue
-        english = prose(nbtemplate.source(cells[i]))
-        korean = re.sub(r"\s+", "", prose(nbtemplate.source(cells[i - 1])))
+        korean = _squeeze(prose(nbtemplate.source(cell)))
+        for term in terms:
+            for form in term.avoid:
+                if _squeeze(form) in korean:
+                    problems.append(f"cell {i}: says {form!r}; the glossary term is {term.korean[0]!r}")
+        if (
+            nbtemplate.language(cell) != "ko"
+            or i + 1 >= len(cells)
+            or nbtemplate.language(cells[i + 1]) != "en"
+        ):
+            continue
+        english = prose(nbtemplate.source(cells[i + 1]))
         for term, pattern in patterns:
             found = pattern.search(english)
-            if found and not any(re.sub(r"\s+", "", form) in korean for form in term.korean):
+            if found and not any(_squeeze(form) in korean for form in term.korean):
                 problems.append(
-                    f"cells {i - 1}/{i}: English says {found.group(0)!r}, Korean has none of {' | '.join(term.korean)}"
+                    f"cells {i}/{i + 1}: English says {found.group(0)!r}, Korean has none of {' | '.join(term.korean)}"
                 )
     return problems
 
