@@ -171,7 +171,7 @@ def t(ko: str, en: str, *, sep: str = " · ") -> str:
     return f"{ko}{sep}{en}"
 
 
-def setup(lang: str = "both", seed: int = 0, *, quiet: bool = False) -> dict[str, str]:
+def setup(lang: str = "both", seed: int = 0, *, quiet: bool = False) -> None:
     """Prepare a notebook: seed, plot style, Korean font, figure language; print versions.
 
     Args:
@@ -179,8 +179,8 @@ def setup(lang: str = "both", seed: int = 0, *, quiet: bool = False) -> dict[str
         seed: seed for ``random``, numpy and torch (see :func:`seed_everything`).
         quiet: if ``True``, print nothing.
 
-    Returns:
-        A dict of the versions and settings that were printed.
+    Returns ``None`` (so the notebook cell shows only the printed line); the same facts are
+    available from the libraries themselves and :func:`get_language`.
 
     Raises:
         ValueError: for an unknown ``lang`` or a negative seed.
@@ -223,4 +223,3 @@ def setup(lang: str = "both", seed: int = 0, *, quiet: bool = False) -> dict[str
     }
     if not quiet:
         print(" | ".join(f"{k} {v}" for k, v in info.items()), file=sys.stdout)
-    return info

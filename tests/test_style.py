@@ -19,11 +19,14 @@ def _restore_language():
     posviz.set_language("both")
 
 
-def test_setup_returns_versions_and_a_korean_font(capsys):
-    info = posviz.setup(lang="ko", seed=3)
-    assert capsys.readouterr().out.count("torch") == 1
-    assert info["lang"] == "ko" and info["font"]
-    assert matplotlib.rcParams["font.family"] == ["DejaVu Sans", info["font"]]
+def test_setup_prints_versions_and_sets_a_korean_font(capsys):
+    assert posviz.setup(lang="ko", seed=3) is None
+    printed = capsys.readouterr().out
+    assert printed.count("torch") == 1 and "lang ko" in printed and "seed 3" in printed
+    font = posviz.use_korean_font()
+    assert f"font {font}" in printed
+    assert posviz.get_language() == "ko"
+    assert matplotlib.rcParams["font.family"] == ["DejaVu Sans", font]
     assert matplotlib.rcParams["axes.unicode_minus"] is True
 
 
