@@ -271,6 +271,8 @@ def relative_attention(
     rows = rows_k if rows_k is not None else rows_v
     batch, _, seq_len, head_dim = q.shape
     positions = _checked_positions(positions, batch, seq_len, q.device)
+    if mask is not None:
+        mask = _check_mask(mask, torch.Size((*q.shape[:-1], seq_len)))
     if rows is None:  # neither term: plain attention
         return scaled_dot_product_attention(q, k, v, mask=mask)
     index = _index_tensor(seq_len, (rows - 1) // 2, positions, q.device)
@@ -290,7 +292,7 @@ def relative_attention(
             rel_logits = (q @ rel_keys.T) / scale  # (batch, heads, L, 2k + 1)
             logits.add_(torch.gather(rel_logits, -1, index.expand(logits.shape)))
         if mask is not None:
-            logits.masked_fill_(~_check_mask(mask, logits.shape), float("-inf"))
+            logits.masked_fill_(~mask, float("-inf"))
         weights = torch.softmax(logits, dim=-1)
         del logits  # free the (L, L) buffer before the value term needs its own
         output = weights @ v

@@ -159,8 +159,9 @@ def test_errors():
         relative_attention(q, k, v, wk, wv, mask=torch.zeros(4, 4, dtype=torch.bool))
     with pytest.raises(ValueError, match="boolean"):
         relative_attention(q, k, v, wk, wv, mask=torch.ones(4, 4))
-    with pytest.raises(ValueError, match="broadcast"):
-        relative_attention(q, k, v, wk, wv, mask=torch.ones(5, 5, dtype=torch.bool))
+    for impl in ("naive", "efficient"):
+        with pytest.raises(ValueError, match="broadcast"):
+            relative_attention(q, k, v, wk, wv, mask=torch.ones(5, 5, dtype=torch.bool), implementation=impl)
     with pytest.raises(ValueError, match="positions"):
         relative_attention(q, k, v, wk, wv, positions=torch.arange(5))
     with pytest.raises(TypeError):
