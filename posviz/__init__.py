@@ -6,6 +6,7 @@ checked against, plus the plotting and training helpers that keep notebook cells
 
 __version__ = "0.1.0"
 
+from .analysis import PCAResult, pca, plot_position_pca
 from .attention import MultiheadSelfAttention, causal_mask, scaled_dot_product_attention
 from .data import data_dir, load_minilm_position_embeddings, load_sentences, tokenize
 from .encodings import LearnedPositionalEmbedding, SinusoidalPositionalEncoding, sinusoidal_encoding
@@ -40,6 +41,7 @@ from .rope import (
 from .style import get_language, seed_everything, set_language, setup, t, use_korean_font
 from .tasks import IGNORE, FirstTokenTask, OffsetCopyTask, OrderTask, Task
 from .training import TrainResult, evaluate, per_token_loss, train
+from .vocab import Vocabulary
 
 __all__ = [
     "__version__",
@@ -101,4 +103,9 @@ __all__ = [
     "plot_encoding_heatmap",
     "plot_dimension_waves",
     "plot_similarity_vs_offset",
+    # vocabulary and PCA (notebook 02)
+    "Vocabulary",
+    "PCAResult",
+    "pca",
+    "plot_position_pca",
 ]
