@@ -17,6 +17,16 @@ from .plots import (
     plot_similarity_vs_offset,
     tick_stride,
 )
+from .recurrence import (
+    VASWANI_TABLE_1,
+    TinyRecurrent,
+    jacobian_norms,
+    make_recurrent_layer,
+    median_seconds,
+    plot_rnn_unrolled,
+    rnn_forward,
+    set_spectral_radius,
+)
 from .style import get_language, seed_everything, set_language, setup, t, use_korean_font
 from .tasks import IGNORE, FirstTokenTask, OffsetCopyTask, OrderTask, Task
 from .training import TrainResult, evaluate, per_token_loss, train
@@ -57,6 +67,15 @@ __all__ = [
     "train",
     "evaluate",
     "per_token_loss",
+    # recurrence (notebook 01)
+    "rnn_forward",
+    "TinyRecurrent",
+    "make_recurrent_layer",
+    "set_spectral_radius",
+    "jacobian_norms",
+    "median_seconds",
+    "plot_rnn_unrolled",
+    "VASWANI_TABLE_1",
     # plots
     "tick_stride",
     "offset_similarity",
