@@ -18,6 +18,16 @@ from .plots import (
     plot_similarity_vs_offset,
     tick_stride,
 )
+from .recurrence import (
+    VASWANI_TABLE_1,
+    TinyRecurrent,
+    jacobian_norms,
+    make_recurrent_layer,
+    median_seconds,
+    plot_rnn_unrolled,
+    rnn_forward,
+    set_spectral_radius,
+)
 from .relative import (
     DEFAULT_MAX_RELATIVE_POSITION,
     RelativeMultiheadAttention,
@@ -97,6 +107,15 @@ __all__ = [
     "train",
     "evaluate",
     "per_token_loss",
+    # recurrence (notebook 01)
+    "rnn_forward",
+    "TinyRecurrent",
+    "make_recurrent_layer",
+    "set_spectral_radius",
+    "jacobian_norms",
+    "median_seconds",
+    "plot_rnn_unrolled",
+    "VASWANI_TABLE_1",
     # plots
     "tick_stride",
     "offset_similarity",

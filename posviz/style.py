@@ -161,6 +161,10 @@ def t(ko: str, en: str, *, sep: str = " · ") -> str:
         en: the English text.
         sep: joins the two when the language is ``"both"`` (use ``"\\n"`` for titles).
 
+    Keep Hangul out of ``$…$`` mathtext: a string containing ``$`` is drawn by mathtext, which
+    has no per-glyph font fallback, so Hangul anywhere in it (the ``"both"`` join included)
+    would come out as boxes. Write symbols in Unicode instead (``"‖∂h/∂x‖ (평균)"``).
+
     Returns:
         ``ko``, ``en``, or ``ko + sep + en``.
     """
