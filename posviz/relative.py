@@ -15,7 +15,9 @@ query (``r > 0``) or ``|r|`` tokens *before* it (``r < 0``); row ``k`` is the to
 code bases (e.g. T5's ``relative_position``) use the same ``memory - query`` sign; others index by
 ``i - j``. Flipping the table rows converts one to the other.
 
-As in the paper, the tables are shared across heads (each layer has its own pair).
+The tables are shared across the heads of a layer (each layer has its own pair). Shaw §3.1 allows
+this and the complexity bound of §3.3 assumes it; in the paper's experiments (§4.1) only the big
+model shared them across heads, while the base model learned separate tables per layer and head.
 """
 
 from __future__ import annotations
@@ -314,9 +316,10 @@ class RelativeMultiheadAttention(MultiheadSelfAttention):
     """Multi-head self-attention with Shaw et al.'s relative position representations (§3).
 
     Each layer learns two tables, ``w^K`` and ``w^V`` of shape ``(2k + 1, head_dim)``, shared by
-    all its heads (as in the paper); :meth:`attend` calls :func:`relative_attention`. No
-    position information enters anywhere else, so shifting every position by the same amount
-    changes nothing (translation invariance).
+    all its heads (like the paper's big model and §3.3; its base model had one pair per head,
+    §4.1); :meth:`attend` calls :func:`relative_attention`. No position information enters
+    anywhere else, so shifting every position by the same amount changes nothing (translation
+    invariance).
 
     Args:
         d_model: model width; must be divisible by ``num_heads``.
