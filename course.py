@@ -4,6 +4,9 @@
     python3 course.py run     # make .venv if missing, install, execute every notebook into build/
     python3 course.py test    # make .venv if missing, install, run the test suite
     python3 course.py lab     # make .venv if missing, install, open JupyterLab on notebooks/
+    python3 course.py site    # ... build the offline website (three editions) into build/site/
+    python3 course.py slides  # ... export reveal.js slides into build/slides/ (--reveal-dir DIR: offline)
+    python3 course.py editions  # ... write Korean-only and English-only notebooks into build/editions/
 
 Works the same on Linux, macOS and Windows (``py course.py run``). Uses only the standard
 library until the virtual environment exists.
@@ -65,13 +68,14 @@ def ensure_environment() -> Path:
 
 
 def main() -> None:
-    commands = ("run", "test", "lab")
+    tools = {"run": "build_course.py", "site": "website.py", "slides": "slides.py", "editions": "editions.py"}
+    commands = (*tools, "test", "lab")
     if len(sys.argv) < 2 or sys.argv[1] not in commands:
         sys.exit(__doc__)
     command, extra = sys.argv[1], sys.argv[2:]
     python = ensure_environment()
-    if command == "run":
-        _run(python, ROOT / "tools" / "build_course.py", *extra)
+    if command in tools:
+        _run(python, ROOT / "tools" / tools[command], *extra)
     elif command == "test":
         _run(python, "-m", "pytest", *extra)
     else:

@@ -1,6 +1,6 @@
 """Speed of posviz.apply_rope against two textbook formulations (a benchmark, not a test).
 
-    python benchmarks/bench_rope.py [--repeats 20] [--shape 1 32 4096 128]
+    python benchmarks/bench_rope.py [--repeats 20] [--shape 1 32 4096 128] [--threads N]
 
 Times, on float32 tensors of shape (batch, heads, seq_len, head_dim):
 
@@ -62,7 +62,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=20)
     parser.add_argument("--shape", type=int, nargs=4, default=(1, 32, 4096, 128))
+    parser.add_argument("--threads", type=int, default=None, help="torch threads (default: torch's choice)")
     args = parser.parse_args()
+    if args.threads is not None:
+        torch.set_num_threads(args.threads)
 
     torch.manual_seed(0)
     x = torch.randn(*args.shape, dtype=torch.float32)

@@ -7,6 +7,7 @@ checked against, plus the plotting and training helpers that keep notebook cells
 __version__ = "0.1.0"
 
 from .alibi import ALiBiMultiheadAttention, alibi_bias, alibi_slopes
+from .analysis import PCAResult, pca, plot_position_pca
 from .attention import MultiheadSelfAttention, causal_mask, scaled_dot_product_attention
 from .data import data_dir, load_minilm_position_embeddings, load_sentences, tokenize
 from .encodings import LearnedPositionalEmbedding, SinusoidalPositionalEncoding, sinusoidal_encoding
@@ -17,6 +18,16 @@ from .plots import (
     plot_encoding_heatmap,
     plot_similarity_vs_offset,
     tick_stride,
+)
+from .recurrence import (
+    VASWANI_TABLE_1,
+    TinyRecurrent,
+    jacobian_norms,
+    make_recurrent_layer,
+    median_seconds,
+    plot_rnn_unrolled,
+    rnn_forward,
+    set_spectral_radius,
 )
 from .relative import (
     DEFAULT_MAX_RELATIVE_POSITION,
@@ -41,6 +52,7 @@ from .rope import (
 from .style import get_language, seed_everything, set_language, setup, t, use_korean_font
 from .tasks import IGNORE, CharLMTask, FirstTokenTask, OffsetCopyTask, OrderTask, Task
 from .training import TrainResult, evaluate, per_token_loss, train
+from .vocab import Vocabulary
 
 __all__ = [
     "__version__",
@@ -101,10 +113,24 @@ __all__ = [
     "train",
     "evaluate",
     "per_token_loss",
+    # recurrence (notebook 01)
+    "rnn_forward",
+    "TinyRecurrent",
+    "make_recurrent_layer",
+    "set_spectral_radius",
+    "jacobian_norms",
+    "median_seconds",
+    "plot_rnn_unrolled",
+    "VASWANI_TABLE_1",
     # plots
     "tick_stride",
     "offset_similarity",
     "plot_encoding_heatmap",
     "plot_dimension_waves",
     "plot_similarity_vs_offset",
+    # vocabulary and PCA (notebook 02)
+    "Vocabulary",
+    "PCAResult",
+    "pca",
+    "plot_position_pca",
 ]

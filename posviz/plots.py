@@ -166,7 +166,7 @@ def plot_dimension_waves(
             raise ValueError(f"tokens has {len(tokens)} items for {num_positions} positions")
         ax.set_xticks(whole)
         ax.set_xticklabels([f"{i}\n{w}" for i, w in enumerate(tokens)])
-    ax.legend(loc="upper right", fontsize="small", ncol=2)
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize="small")  # outside: never hides a curve
     if title:
         ax.set_title(title)
     return ax

@@ -15,7 +15,9 @@ query (``r > 0``) or ``|r|`` tokens *before* it (``r < 0``); row ``k`` is the to
 code bases (e.g. T5's ``relative_position``) use the same ``memory - query`` sign; others index by
 ``i - j``. Flipping the table rows converts one to the other.
 
-As in the paper, the tables are shared across heads (each layer has its own pair).
+The tables are shared across the heads of a layer (each layer has its own pair). Shaw §3.1 allows
+this and the complexity bound of §3.3 assumes it; in the paper's experiments (§4.1) only the big
+model shared them across heads, while the base model learned separate tables per layer and head.
 """
 
 from __future__ import annotations
@@ -217,9 +219,14 @@ def relative_attention(
       ``q_i·k_j`` (one matmul) plus ``q_i·a^K_ij``; since ``a^K_ij`` takes only ``2k + 1`` values,
       the second term is ``q @ rel_keysᵀ`` (shape ``(L, 2k + 1)``) gathered by the index matrix.
       The output likewise: ``α @ v`` plus, per query, the weights summed into ``2k + 1`` buckets
-      (one per table row) times ``rel_values``. Memory grows as ``L²`` (the weights themselves),
-      like plain attention that returns its weights. With the default positions the
-      ``(L, L)`` int64 index matrix is built once per ``(L, k)`` and cached (16 entries).
+      (one per table row) times ``rel_values``. For consecutive positions (the default, or any
+      ``arange + c``) the inner buckets are single diagonals of ``α`` and the two end buckets
+      come from one cumulative sum; other positions use a scatter-add. Memory grows as ``L²``
+      (about two ``(L, L)`` buffers, the weights included), like plain attention that returns
+      its weights. The ``(L, L)`` int64 index matrix is built once per ``(L, k)`` and cached.
+      In float32 the end buckets carry a round-off of order ``L · 1e-7``.
+
+    Self-attention only: queries and keys are the same ``seq_len`` tokens.
 
     Args:
         q, k: ``(batch, heads, seq_len, head_dim)`` float tensors, same shape, dtype and device.
@@ -271,6 +278,8 @@ def relative_attention(
     rows = rows_k if rows_k is not None else rows_v
     batch, _, seq_len, head_dim = q.shape
     positions = _checked_positions(positions, batch, seq_len, q.device)
+    if mask is not None:
+        mask = _check_mask(mask, torch.Size((*q.shape[:-1], seq_len)))
     if rows is None:  # neither term: plain attention
         return scaled_dot_product_attention(q, k, v, mask=mask)
     index = _index_tensor(seq_len, (rows - 1) // 2, positions, q.device)
@@ -290,7 +299,7 @@ def relative_attention(
             rel_logits = (q @ rel_keys.T) / scale  # (batch, heads, L, 2k + 1)
             logits.add_(torch.gather(rel_logits, -1, index.expand(logits.shape)))
         if mask is not None:
-            logits.masked_fill_(~_check_mask(mask, logits.shape), float("-inf"))
+            logits.masked_fill_(~mask, float("-inf"))
         weights = torch.softmax(logits, dim=-1)
         del logits  # free the (L, L) buffer before the value term needs its own
         output = weights @ v
@@ -307,9 +316,10 @@ class RelativeMultiheadAttention(MultiheadSelfAttention):
     """Multi-head self-attention with Shaw et al.'s relative position representations (§3).
 
     Each layer learns two tables, ``w^K`` and ``w^V`` of shape ``(2k + 1, head_dim)``, shared by
-    all its heads (as in the paper); :meth:`attend` calls :func:`relative_attention`. No
-    position information enters anywhere else, so shifting every position by the same amount
-    changes nothing (translation invariance).
+    all its heads (like the paper's big model and §3.3; its base model had one pair per head,
+    §4.1); :meth:`attend` calls :func:`relative_attention`. No position information enters
+    anywhere else, so shifting every position by the same amount changes nothing (translation
+    invariance).
 
     Args:
         d_model: model width; must be divisible by ``num_heads``.

@@ -161,6 +161,10 @@ def t(ko: str, en: str, *, sep: str = " · ") -> str:
         en: the English text.
         sep: joins the two when the language is ``"both"`` (use ``"\\n"`` for titles).
 
+    Keep Hangul out of ``$…$`` mathtext: a string containing ``$`` is drawn by mathtext, which
+    has no per-glyph font fallback, so Hangul anywhere in it (the ``"both"`` join included)
+    would come out as boxes. Write symbols in Unicode instead (``"‖∂h/∂x‖ (평균)"``).
+
     Returns:
         ``ko``, ``en``, or ``ko + sep + en``.
     """
@@ -171,27 +175,38 @@ def t(ko: str, en: str, *, sep: str = " · ") -> str:
     return f"{ko}{sep}{en}"
 
 
-def setup(lang: str = "both", seed: int = 0, *, quiet: bool = False) -> dict[str, str]:
+def setup(lang: str = "both", seed: int = 0, *, torch_threads: int | None = 1, quiet: bool = False) -> None:
     """Prepare a notebook: seed, plot style, Korean font, figure language; print versions.
 
     Args:
         lang: figure language, ``"ko"``, ``"en"`` or ``"both"``.
         seed: seed for ``random``, numpy and torch (see :func:`seed_everything`).
+        torch_threads: CPU threads for torch (``torch.set_num_threads``). The course's models are
+            tiny: one thread is as fast as several, and two kernels running side by side (e.g.
+            the tests on a 2-core machine) do not fight over cores, which can make each one many
+            times slower. ``None`` keeps PyTorch's default.
         quiet: if ``True``, print nothing.
 
-    Returns:
-        A dict of the versions and settings that were printed.
+    Returns ``None`` (so the notebook cell shows only the printed line); the same facts are
+    available from the libraries themselves and :func:`get_language`.
 
     Raises:
         ValueError: for an unknown ``lang`` or a negative seed.
         TypeError: for a non-integer seed.
     """
     set_language(lang)  # validate before touching global state
+    if torch_threads is not None:
+        from ._checks import check_int
+
+        check_int("torch_threads", torch_threads, minimum=1)
     seed_everything(seed)
 
     import matplotlib as mpl
     import seaborn as sns
     import torch
+
+    if torch_threads is not None:
+        torch.set_num_threads(torch_threads)
 
     # The seaborn theme resets fonts, so it comes before the Korean font.
     sns.set_theme(context="notebook", style="whitegrid", palette="colorblind", font_scale=1.1)
@@ -218,9 +233,9 @@ def setup(lang: str = "both", seed: int = 0, *, quiet: bool = False) -> dict[str
         "seaborn": sns.__version__,
         "posviz": __version__,
         "font": font,
+        "torch threads": str(torch.get_num_threads()),
         "lang": lang,
         "seed": str(seed),
     }
     if not quiet:
         print(" | ".join(f"{k} {v}" for k, v in info.items()), file=sys.stdout)
-    return info

@@ -19,11 +19,14 @@ def _restore_language():
     posviz.set_language("both")
 
 
-def test_setup_returns_versions_and_a_korean_font(capsys):
-    info = posviz.setup(lang="ko", seed=3)
-    assert capsys.readouterr().out.count("torch") == 1
-    assert info["lang"] == "ko" and info["font"]
-    assert matplotlib.rcParams["font.family"] == ["DejaVu Sans", info["font"]]
+def test_setup_prints_versions_and_sets_a_korean_font(capsys):
+    assert posviz.setup(lang="ko", seed=3) is None
+    printed = capsys.readouterr().out
+    assert printed.count("\n") == 1 and "torch 2." in printed and "lang ko" in printed and "seed 3" in printed
+    font = posviz.use_korean_font()
+    assert f"font {font}" in printed
+    assert posviz.get_language() == "ko"
+    assert matplotlib.rcParams["font.family"] == ["DejaVu Sans", font]
     assert matplotlib.rcParams["axes.unicode_minus"] is True
 
 
@@ -81,3 +84,14 @@ def test_seed_everything_repeats_draws():
         posviz.seed_everything(1.5)
     with pytest.raises(ValueError):
         posviz.seed_everything(-1)
+
+
+def test_setup_sets_torch_threads(capsys):
+    before = torch.get_num_threads()
+    try:
+        posviz.setup(torch_threads=1)
+        assert torch.get_num_threads() == 1 and "torch threads 1" in capsys.readouterr().out
+        with pytest.raises(ValueError, match="torch_threads"):
+            posviz.setup(torch_threads=0)
+    finally:
+        torch.set_num_threads(before)

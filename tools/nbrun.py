@@ -18,6 +18,8 @@ ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = ROOT / "notebooks"
 CELL_TIMEOUT = 180  # seconds, per cell
 _WARNING = re.compile(r"\b\w*Warning\b|findfont:|Glyph \d+ .*missing")
+# A cell ending in a plotting call shows e.g. "<Axes: ...>" or "Text(0.5, 1.0, ...)": noise for a reader.
+_STRAY_REPR = re.compile(r"^(<(Axes|matplotlib|Figure)\b|Text\(|\[<matplotlib)")
 
 
 @dataclass
@@ -66,6 +68,8 @@ def execute(path: Path | str, *, timeout: int = CELL_TIMEOUT, notebook=None) -> 
                     continue
             elif "data" in output:
                 text = output["data"].get("text/plain", "")
+                if output.get("output_type") == "execute_result" and _STRAY_REPR.match(text):
+                    problems.append(f"cell {index}: stray object repr (end the line with ';'): {text[:80]}")
             if _WARNING.search(text):
                 problems.append(f"cell {index}: warning-like output: {text.strip()[:300]}")
     return Run(nb, seconds, problems)

@@ -12,6 +12,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 BRANCH = "main"
+LANGUAGES = ("both", "ko", "en")
 
 
 def repo_url() -> str:
@@ -38,10 +39,21 @@ def badge_markdown(notebook_name: str) -> str:
 
 
 def setup_code(lang: str = "both") -> str:
-    """Source of the setup cell: on Colab only, fetch the course; then import and set up."""
+    """Source of the setup cell: on Colab only, fetch the course; then import and set up.
+
+    ``lang`` ("both", "ko" or "en") is the figure language passed to ``posviz.setup``; the
+    one-language editions (``tools/editions.py``) use "ko" or "en", the notebooks "both".
+    """
+    if lang not in LANGUAGES:
+        raise ValueError(f"lang must be one of {LANGUAGES}, got {lang!r}")
     url = repo_url()
     folder = "/content/" + url.rsplit("/", 1)[-1]
-    return f'''# Setup · 설정 (on Colab this first fetches the course code and data; elsewhere it only imports)
+    heading = {
+        "both": "# Setup · 설정 (on Colab this first fetches the course code and data; elsewhere it only imports)",
+        "en": "# Setup (on Colab this first fetches the course code and data; elsewhere it only imports)",
+        "ko": "# 설정 (Colab에서는 먼저 강좌 코드와 데이터를 받아 오고, 다른 곳에서는 불러오기만 합니다)",
+    }[lang]
+    return f'''{heading}
 import sys
 
 if "google.colab" in sys.modules:
@@ -59,3 +71,134 @@ import torch
 import posviz
 
 posviz.setup(lang="{lang}", seed=0)  # lang: "ko", "en" or "both" (language of figure text)'''
+
+
+# --- Keeping notebooks in step with this template (used by tools/sync_notebooks.py) -----------
+
+LANG_TAGS = {"ko": "lang-ko", "en": "lang-en"}
+_BADGE = re.compile(
+    r'<a href="https://colab\.research\.google\.com/[^"]*"[^>]*>\s*<img [^>]*colab-badge\.svg[^>]*>\s*</a>'
+    r"|\[!\[[^\]]*\]\(https://colab\.research\.google\.com/assets/colab-badge\.svg\)\]\([^)]*\)"
+)
+_SETUP_LAST_LINE = re.compile(r"^posviz\.setup\(.*$", re.MULTILINE)
+
+
+def source(cell: dict) -> str:
+    """A cell's source as one string (notebook JSON may store it as a list of lines)."""
+    src = cell.get("source", "")
+    return "".join(src) if isinstance(src, list) else src
+
+
+def tags(cell: dict) -> set[str]:
+    """A cell's tags (``metadata.tags``)."""
+    return set(cell.get("metadata", {}).get("tags", []))
+
+
+def language(cell: dict) -> str | None:
+    """Return "ko" or "en" for a prose cell tagged ``lang-ko``/``lang-en``; None for cells of both editions."""
+    cell_tags = tags(cell)
+    for lang, tag in LANG_TAGS.items():
+        if tag in cell_tags:
+            return lang
+    return None
+
+
+def setup_cell_index(cells: list) -> int | None:
+    """Index of the first code cell, which every course notebook uses as its setup cell."""
+    return next((i for i, c in enumerate(cells) if c["cell_type"] == "code"), None)
+
+
+def with_setup(code: str, lang: str = "both") -> str | None:
+    """``code`` with its leading setup block (up to the ``posviz.setup(...)`` line) replaced by
+    ``setup_code(lang)``, keeping any lines after it; None if ``code`` holds no setup block."""
+    match = _SETUP_LAST_LINE.search(code)
+    if not match or "import posviz" not in code[: match.start()]:
+        return None
+    return setup_code(lang) + code[match.end() :]
+
+
+def with_badge(title: str, notebook_name: str) -> str:
+    """The title cell's markdown with its Colab badge pointing at ``notebooks/<notebook_name>``
+    (a badge is added after the first line when there is none)."""
+    badge = badge_markdown(notebook_name)
+    if _BADGE.search(title):
+        return _BADGE.sub(lambda _: badge, title, count=1)
+    first, _, rest = title.partition("\n")
+    return f"{first}\n\n{badge}\n{rest}".rstrip("\n")
+
+
+def _is_heading_only(cell: dict) -> bool:
+    lines = [line for line in source(cell).splitlines() if line.strip()]
+    return cell["cell_type"] == "markdown" and bool(lines) and all(line.startswith("#") for line in lines)
+
+
+def slide_types(cells: list) -> list[str]:
+    """The reveal.js slide type of each cell, from the notebook's structure alone.
+
+    - the title cell and every ``#``/``##`` heading start a new slide (a section);
+    - a ``###`` heading, each prose cell and each code cell start a sub-slide (one idea per
+      screen, so a figure is never pushed off the bottom by the prose above it), except right
+      after a heading-only cell, where they share the heading's screen;
+    - a ``lang-en`` cell right after its ``lang-ko`` twin is a fragment: the English appears
+      under the Korean on the next click (in a one-language edition it takes the Korean's place);
+    - the setup cell is skipped (it prints versions, not lecture content).
+    """
+    setup = setup_cell_index(cells)
+    types = []
+    for i, cell in enumerate(cells):
+        text = source(cell).lstrip()
+        previous = cells[i - 1] if i else None
+        if i == 0:
+            kind = "slide"
+        elif i == setup:
+            kind = "skip"
+        elif language(cell) == "en" and previous is not None and language(previous) == "ko":
+            kind = "fragment"
+        elif cell["cell_type"] == "markdown" and re.match(r"#{1,2} ", text):
+            kind = "slide"
+        elif cell["cell_type"] == "markdown" and text.startswith("### "):
+            kind = "subslide"
+        elif previous is not None and _is_heading_only(previous):
+            kind = "-"
+        else:
+            kind = "subslide"
+        types.append(kind)
+    return types
+
+
+def apply_slide_types(cells: list) -> None:
+    """Set ``metadata.slideshow.slide_type`` of every cell to :func:`slide_types`."""
+    for cell, kind in zip(cells, slide_types(cells), strict=True):
+        cell.setdefault("metadata", {})["slideshow"] = {"slide_type": kind}
+
+
+def sync_cells(cells: list, notebook_name: str, lang: str = "both") -> list[str]:
+    """Bring a notebook's cells (edited in place) in step with this template.
+
+    Rewrites the Colab badge in the title cell and the setup block of the first code cell
+    (adding a setup cell when the first code cell has none), and sets the slide metadata.
+    Returns a list of what changed (empty when the notebook was already in step).
+    """
+    changes = []
+    if cells and cells[0]["cell_type"] == "markdown":
+        title = with_badge(source(cells[0]), notebook_name)
+        if title != source(cells[0]):
+            cells[0]["source"] = title
+            changes.append("badge")
+    first_code = setup_cell_index(cells)
+    code = source(cells[first_code]) if first_code is not None else ""
+    synced = with_setup(code, lang)
+    if synced is None:
+        from nbformat.v4 import new_code_cell
+
+        where = first_code if first_code is not None else len(cells)
+        cells.insert(where, new_code_cell(setup_code(lang)))
+        changes.append("setup cell added")
+    elif synced != code:
+        cells[first_code]["source"] = synced
+        changes.append("setup cell")
+    before = [c.get("metadata", {}).get("slideshow") for c in cells]
+    apply_slide_types(cells)
+    if before != [c["metadata"]["slideshow"] for c in cells]:
+        changes.append("slide metadata")
+    return changes

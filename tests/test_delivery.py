@@ -1,0 +1,361 @@
+"""Course delivery: badges and setup cells in step, slide metadata, one-language editions,
+the offline website and slides, the glossary, and the pre-commit hooks.
+
+One small edition notebook is executed (module fixture); everything else runs without a kernel.
+"""
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import editions
+import glossary
+import nbformat
+import nbtemplate
+import pytest
+import slides
+import website
+import yaml
+from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
+from nbrun import execute, notebook_paths
+
+ROOT = Path(__file__).resolve().parent.parent
+NOTEBOOKS = notebook_paths()
+HANGUL = re.compile(r"[\uac00-\ud7a3]")
+
+
+def _ko(text):
+    return new_markdown_cell(text, metadata={"tags": ["lang-ko"]})
+
+
+def _en(text):
+    return new_markdown_cell(text, metadata={"tags": ["lang-en"]})
+
+
+def _toy_notebook(name="07_toy.ipynb"):
+    """A small bilingual notebook in the course's shape (badge of another repo, old setup line)."""
+    old_badge = '<a href="https://colab.research.google.com/github/someone/old/blob/main/notebooks/x.ipynb" target="_parent"><img src="https://colab.research.google.com/assets/colab-badge.svg" alt="Open In Colab"/></a>'
+    return new_notebook(
+        cells=[
+            new_markdown_cell(
+                f"# 07. 장난감 · Toy\n\n{old_badge}\n\n**시간 · Time:** 약 5분 · about 5 minutes."
+            ),
+            _ko("### 학습 목표\n\n- 위치 인코딩(positional encoding)을 계산합니다."),
+            _en("### Learning goals\n\n- Compute a positional encoding."),
+            new_code_cell('import posviz\n\nposviz.setup(lang="both", seed=0)\nx = 1'),
+            new_markdown_cell("## 1. 공식 · The formula"),
+            _ko("식은 $PE(p) = \\sin(p)$입니다."),
+            _en("The formula is $PE(p) = \\sin(p)$."),
+            new_code_cell("print(x)"),
+            new_markdown_cell("← [06. 비교 · Showdown](06_showdown.ipynb)"),
+        ]
+    )
+
+
+# --- badges, setup cells and slide metadata ----------------------------------------------------
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_notebook_is_in_step_with_the_template(path):
+    nb = nbformat.read(path, as_version=4)
+    assert nbtemplate.badge_markdown(path.name) in nbtemplate.source(nb.cells[0])
+    changes = nbtemplate.sync_cells(nb.cells, path.name)
+    assert not changes, f"out of step ({', '.join(changes)}): run python tools/sync_notebooks.py"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_every_cell_has_slide_metadata(path):
+    cells = nbformat.read(path, as_version=4).cells
+    types = [c.metadata.get("slideshow", {}).get("slide_type") for c in cells]
+    assert None not in types
+    assert types[0] == "slide" and types.count("slide") >= 3, "title and sections start slides"
+
+
+def test_sync_rewrites_badge_and_setup_and_is_idempotent():
+    nb = _toy_notebook()
+    changes = nbtemplate.sync_cells(nb.cells, "07_toy.ipynb")
+    assert changes == ["badge", "setup cell", "slide metadata"]
+    assert nbtemplate.badge_markdown("07_toy.ipynb") in nb.cells[0].source
+    assert "someone/old" not in nb.cells[0].source
+    assert nb.cells[3].source == nbtemplate.setup_code() + "\nx = 1"  # lines after the setup block kept
+    assert nbtemplate.sync_cells(nb.cells, "07_toy.ipynb") == []
+
+
+def test_sync_adds_a_missing_badge_and_setup_cell():
+    nb = new_notebook(cells=[new_markdown_cell("# 08. 제목 · Title"), new_code_cell("y = 2")])
+    assert nbtemplate.sync_cells(nb.cells, "08_t.ipynb") == ["badge", "setup cell added", "slide metadata"]
+    assert nb.cells[0].source.splitlines()[0] == "# 08. 제목 · Title"
+    assert nbtemplate.colab_url("08_t.ipynb") in nb.cells[0].source
+    assert [c.source for c in nb.cells[1:]] == [nbtemplate.setup_code(), "y = 2"]
+
+
+def test_slide_types_follow_the_structure():
+    nb = _toy_notebook()
+    assert nbtemplate.slide_types(nb.cells) == [
+        "slide",  # title
+        "subslide",  # goals (ko)
+        "fragment",  # goals (en) under the Korean
+        "skip",  # setup cell
+        "slide",  # ## section
+        "-",  # prose right under its heading
+        "fragment",
+        "subslide",  # code and its output
+        "subslide",
+    ]
+    english = editions.make_edition(nb, "en")
+    assert [c.metadata.slideshow.slide_type for c in english.cells][:3] == ["slide", "subslide", "skip"]
+
+
+def test_check_mode_reports_without_writing(tmp_path):
+    import sync_notebooks
+
+    path = tmp_path / "07_toy.ipynb"
+    nbformat.write(_toy_notebook(), path)
+    before = path.read_bytes()
+    assert sync_notebooks.main(["--check", str(path)]) == 1
+    assert path.read_bytes() == before
+    assert sync_notebooks.main([str(path)]) == 0
+    assert sync_notebooks.main(["--check", str(path)]) == 0
+
+
+def test_setup_code_per_language():
+    assert 'posviz.setup(lang="ko", seed=0)' in nbtemplate.setup_code("ko")
+    assert not HANGUL.search(nbtemplate.setup_code("en"))
+    with pytest.raises(ValueError, match="lang must be one of"):
+        nbtemplate.setup_code("fr")
+
+
+# --- one-language editions ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("line", "ko", "en"),
+    [
+        (
+            "## 3. 사인파 위치 인코딩 · Sinusoidal positional encoding",
+            "## 3. 사인파 위치 인코딩",
+            "## 3. Sinusoidal positional encoding",
+        ),
+        (
+            "**선수 지식 · Prerequisites:** 02 노트북 · notebook 02.",
+            "**선수 지식:** 02 노트북",
+            "**Prerequisites:** notebook 02.",
+        ),
+        (
+            "**시간 · Time:** 약 45분 · about 45 minutes. 1분 안에 실행됩니다 · runs in under a minute.",
+            "**시간:** 약 45분 · 1분 안에 실행됩니다",
+            "**Time:** about 45 minutes. runs in under a minute.",
+        ),
+        (
+            "← [02. 인코딩과 임베딩 · Encoding vs embedding](02_e.ipynb) · [04. 상대 위치 · Relative](04_r.ipynb) →",
+            "← [02. 인코딩과 임베딩](02_e.ipynb) · [04. 상대 위치](04_r.ipynb) →",
+            "← [02. Encoding vs embedding](02_e.ipynb) · [04. Relative](04_r.ipynb) →",
+        ),
+        (
+            "**선수 지식 · Prerequisites:** 파이썬 기초 · basic Python. **시간 · Time:** 약 15분 · about 15 minutes.",
+            "**선수 지식:** 파이썬 기초 · **시간:** 약 15분",
+            "**Prerequisites:** basic Python. **Time:** about 15 minutes.",
+        ),
+        ("- References: [arXiv:1706.03762](https://arxiv.org/abs/1706.03762)", None, None),
+        ("한국어만 있는 줄", "한국어만 있는 줄", "DROP"),
+    ],
+)
+def test_one_language_line(line, ko, en):
+    assert editions.one_language_line(line, "ko") == (line if ko is None else ko)
+    expected_en = line if en is None else (None if en == "DROP" else en)
+    assert editions.one_language_line(line, "en") == expected_en
+
+
+@pytest.mark.parametrize("lang", editions.EDITIONS)
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_edition_holds_only_its_language(path, lang):
+    source = nbformat.read(path, as_version=4)
+    edition = editions.make_edition(source, lang)
+    other = {"ko": "en", "en": "ko"}[lang]
+    assert not [c for c in edition.cells if nbtemplate.language(c) == other]
+    own = [c.source for c in source.cells if nbtemplate.language(c) == lang]
+    assert [c.source for c in edition.cells if nbtemplate.language(c) == lang] == own, (
+        "every own-language cell kept"
+    )
+    code = [c.source for c in source.cells if c.cell_type == "code"]
+    assert len([c for c in edition.cells if c.cell_type == "code"]) == len(code)
+    setup = edition.cells[nbtemplate.setup_cell_index(edition.cells)].source
+    assert setup.startswith(nbtemplate.setup_code(lang)), "figure language follows the edition"
+    markdown = [c.source for c in edition.cells if c.cell_type == "markdown"]
+    if lang == "en":  # Korean examples in code spans are fine, Korean prose is not
+        leftovers = [
+            line for text in markdown for line in glossary.prose(text).splitlines() if HANGUL.search(line)
+        ]
+        assert not leftovers, f"Korean left in the English edition: {leftovers[:3]}"
+    else:
+        for text in markdown:
+            for line in text.splitlines():
+                if HANGUL.search(line):  # no English half of a "KO · EN" pair is left over
+                    halves = [
+                        h
+                        for h in line.split(" · ")
+                        if not HANGUL.search(h) and len(re.findall(r"[A-Za-z]{2,}", h)) >= 2
+                    ]
+                    assert not halves, f"English left in the Korean edition: {line!r}"
+
+
+# --- one edition executed; the website and slides built from it --------------------------------
+
+
+@pytest.fixture(scope="module")
+def executed_edition(tmp_path_factory):
+    """The English edition of the first (smallest) notebook, executed in a fresh kernel."""
+    path = NOTEBOOKS[0]
+    run = execute(path, notebook=editions.make_edition(nbformat.read(path, as_version=4), "en"))
+    target = tmp_path_factory.mktemp("executed") / "en" / path.name
+    target.parent.mkdir()
+    nbformat.write(run.notebook, target)
+    return target, run
+
+
+def _pngs(nb):
+    return sum("image/png" in o.get("data", {}) for c in nb.cells for o in c.get("outputs", []))
+
+
+def test_edition_runs_clean_in_its_language(executed_edition):
+    _, run = executed_edition
+    assert not run.problems, "\n".join(run.problems)
+    setup = run.notebook.cells[nbtemplate.setup_cell_index(run.notebook.cells)]
+    printed = "".join(o.get("text", "") for o in setup.outputs)
+    assert "lang en" in printed
+
+
+def test_website_pages_are_offline_and_hold_the_figures(executed_edition, tmp_path):
+    path, run = executed_edition
+    pages = website.render_pages({"en": [path], "both": [NOTEBOOKS[0]]}, tmp_path)
+    index, en_page, both_page = (
+        tmp_path / "index.html",
+        tmp_path / "en" / path.name.replace(".ipynb", ".html"),
+        tmp_path / "both" / path.name.replace(".ipynb", ".html"),
+    )
+    assert set(pages) == {index, en_page, both_page}
+    html = en_page.read_text(encoding="utf-8")
+    figures = _pngs(run.notebook)
+    assert figures >= 1, "the executed notebook draws at least one figure"
+    assert len(re.findall(r'<img [^>]*src="data:image/png;base64,', html)) == figures
+    assert not re.search(r"<script[^>]*\bsrc=", html), "no script is fetched"
+    assert not re.search(r'<(?:img|link|iframe)[^>]*(?:src|href)="https?://', html), (
+        "nothing is loaded from the network"
+    )
+    assert "@import" not in html and not re.search(r"url\(['\"]?https?://", html), "no stylesheet fetches"
+    assert 'href="../index.html"' in html and f'href="../ko/{en_page.name}"' in html
+    assert f'href="en/{en_page.name}"' in index.read_text(encoding="utf-8")
+    prose = re.findall(r'data-mime-type="text/markdown">(.*?)</div>', html, flags=re.S)
+    assert prose and not [p for p in prose if HANGUL.search(p)], "the English page has no Korean prose"
+
+
+def test_website_turns_math_into_mathml_and_links_into_pages(tmp_path):
+    pytest.importorskip("latex2mathml", reason="pip install latex2mathml (in the test extras)")
+    nb = _toy_notebook()
+    nb.cells.append(_en("Display: $$\\lambda_i = \\frac{2\\pi}{\\omega_i}$$ and code `$HOME` stays code."))
+    page = website.for_static_page(nb, "en")
+    body, _ = website.CourseHTMLExporter().from_notebook_node(page, resources={"metadata": {"name": "toy"}})
+    assert body.count("<math") == 3 and "$$" not in body and "\\frac" not in body
+    assert "<code>$HOME</code>" in body
+    assert 'href="06_showdown.html"' in body and "06_showdown.ipynb" not in body
+    assert "colab-badge.svg" not in body and "Open in Colab" in body
+    assert not website.MathMLRenderer.problems
+
+
+def test_slides_are_cut_by_the_metadata_and_load_reveal_locally(executed_edition, tmp_path):
+    path, run = executed_edition
+    target = slides.export(path, "en", tmp_path / "en" / "deck.slides.html", reveal_prefix="../reveal.js")
+    html = target.read_text(encoding="utf-8")
+    kinds = [c.metadata.slideshow.slide_type for c in run.notebook.cells]
+    # every slide is an outer <section> holding its sub-slides, the first of which starts with it
+    assert html.count("<section") == 2 * kinds.count("slide") + kinds.count("subslide")
+    assert html.count('class="fragment"') == kinds.count("fragment")
+    assert '<script src="../reveal.js/dist/reveal.js">' in html
+    assert not re.search(r'<(?:img|link|iframe|script)[^>]*(?:src|href)="https?://', html), (
+        "nothing is loaded from the network"
+    )
+    assert len(re.findall(r'<img [^>]*src="data:image/png;base64,', html)) == _pngs(run.notebook)
+
+
+# --- glossary ----------------------------------------------------------------------------------
+
+
+def test_glossary_file_is_well_formed():
+    terms = glossary.load()
+    english = [form.lower() for term in terms for form in term.english]
+    assert len(english) == len(set(english)), "an English term appears twice"
+    style_guide = {
+        "positional encoding": "위치 인코딩",
+        "self-attention": "셀프 어텐션",
+        "vanishing gradient": "기울기 소실",
+    }
+    for en, ko in style_guide.items():
+        assert any(en in term.english and term.korean[0] == ko for term in terms)
+
+
+def test_glossary_check_finds_a_drifting_translation():
+    terms = glossary.load()
+    good = [
+        _ko("셀프어텐션은 위치 인코딩이 없으면 순서를 모릅니다. `query`"),
+        _en("Self-attentions without positional encodings do not see order."),
+    ]
+    assert glossary.check_cells(good, terms) == []
+    drifting = [
+        _ko("자기 주의는 위치 부호화가 없으면 순서를 모릅니다."),
+        _en("Self-attention without a positional encoding does not see order."),
+    ]
+    problems = glossary.check_cells(drifting, terms)
+    assert sorted(problems) == sorted(
+        [
+            "cell 0: says '자기 주의'; the glossary term is '셀프 어텐션'",
+            "cell 0: says '위치 부호화'; the glossary term is '위치 인코딩'",
+            "cells 0/1: English says 'Self-attention', Korean has none of 셀프 어텐션",
+            "cells 0/1: English says 'attention', Korean has none of 어텐션",
+            "cells 0/1: English says 'positional encoding', Korean has none of 위치 인코딩",
+        ]
+    )
+    heading = [new_markdown_cell("## 2. 위치 부호화 · Positional encoding")]
+    assert glossary.check_cells(heading, terms) == [
+        "cell 0: says '위치 부호화'; the glossary term is '위치 인코딩'"
+    ]
+    everyday = [
+        _ko("세 칸 전을 한 번에 집어야 합니다."),
+        _en("It must pick the token three steps back in one hop."),
+    ]
+    assert glossary.check_cells(everyday, terms) == [], "everyday words are not pair-checked"
+    not_prose = [
+        _ko("코드입니다."),
+        _en("Code: `attention(q, k)` and $\\text{attention}$ and [x](attention.html)."),
+    ]
+    assert glossary.check_cells(not_prose, terms) == []
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_notebook_uses_the_glossary(path):
+    problems = glossary.check_notebook(path)
+    assert not problems, "\n".join(problems)
+
+
+# --- pre-commit hooks --------------------------------------------------------------------------
+
+
+def test_pre_commit_strips_outputs_but_keeps_tags_and_slides(tmp_path):
+    config = yaml.safe_load((ROOT / ".pre-commit-config.yaml").read_text(encoding="utf-8"))
+    hooks = {hook["id"]: hook for repo in config["repos"] for hook in repo["hooks"]}
+    assert {"nbstripout", "ruff", "sync-notebooks", "glossary"} <= set(hooks)
+    assert "jupyter" in hooks["ruff"]["types_or"]
+    nb = _toy_notebook()
+    nbtemplate.sync_cells(nb.cells, "07_toy.ipynb")
+    nb.cells[7].outputs = [nbformat.v4.new_output("stream", text="1\n")]
+    nb.cells[7].execution_count = 1
+    path = tmp_path / "07_toy.ipynb"
+    nbformat.write(nb, path)
+    subprocess.run(
+        [sys.executable, "-m", "nbstripout", *hooks["nbstripout"].get("args", []), str(path)], check=True
+    )
+    stripped = json.loads(path.read_text(encoding="utf-8"))
+    assert not stripped["cells"][7]["outputs"] and stripped["cells"][7]["execution_count"] is None
+    assert stripped["cells"][1]["metadata"]["tags"] == ["lang-ko"]
+    assert [c["metadata"]["slideshow"] for c in stripped["cells"]] == [c.metadata.slideshow for c in nb.cells]

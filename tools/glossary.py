@@ -1,0 +1,151 @@
+"""Check that the notebooks use the course glossary (glossary.tsv) consistently.
+
+    python tools/glossary.py              # check notebooks/NN_*.ipynb; exit 1 if a pair disagrees
+    python tools/glossary.py FILE ...     # check these notebooks
+
+glossary.tsv (tab-separated, one idea per row) has the columns ``english``, ``korean``,
+``pair``, ``avoid`` and ``note``; ``|`` separates forms, the first Korean form being the
+preferred one. Two rules are checked:
+
+- pair (rows with ``pair`` = yes, the technical terms): where a ``lang-en`` cell uses the
+  English term, its ``lang-ko`` twin (the cell just before it) uses one of the Korean forms;
+  so a translation that drops a term, or says it another way, is found where it is. Everyday
+  words ("token", "accuracy") are not pair-checked: a good translation need not repeat them.
+- avoid (every row): no Korean prose (``lang-ko`` cells and untagged markdown) uses a form
+  listed under ``avoid`` (e.g. 위치 부호화 for 위치 인코딩), so one idea keeps one name.
+
+English matches ignore case, accept plurals and treat hyphens and spaces alike ("self
+attention", "self-attentions"); Korean matches ignore spaces ("셀프어텐션"), so particles and
+spacing never matter. Code spans, code blocks, formulas, link targets and HTML tags are not read.
+"""
+
+from __future__ import annotations
+
+import csv
+import re
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import nbformat
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import nbtemplate
+from nbrun import ROOT, notebook_paths
+
+GLOSSARY = ROOT / "glossary.tsv"
+_NOT_PROSE = [
+    re.compile(r"```.*?```", re.DOTALL),  # code blocks
+    re.compile(r"\$\$.*?\$\$", re.DOTALL),  # display math
+    re.compile(r"\$[^$\n]+\$"),  # inline math
+    re.compile(r"`[^`\n]+`"),  # code spans
+    re.compile(r"\]\([^)]*\)"),  # link targets
+    re.compile(r"<[^>]+>"),  # HTML tags (not the text between them)
+    re.compile(r"https?://\S+"),  # bare URLs
+]
+
+
+@dataclass(frozen=True)
+class Term:
+    """One glossary row: accepted English and Korean forms, whether pairs are checked, the
+    Korean forms to avoid, and a note."""
+
+    english: tuple[str, ...]
+    korean: tuple[str, ...]
+    pair: bool = True
+    avoid: tuple[str, ...] = ()
+    note: str = ""
+
+    def english_pattern(self) -> re.Pattern:
+        forms = []
+        for form in self.english:
+            words = [re.escape(w) for w in re.split(r"[\s-]+", form.strip())]
+            body = r"[\s-]+".join(words)
+            plural = r"(?:s|es)?" if not form.endswith("y") else ""
+            if form.endswith("y"):
+                body = body[:-1] + r"(?:y|ies)"
+            forms.append(body + plural)
+        return re.compile(r"(?<![A-Za-z])(?:" + "|".join(forms) + r")(?![A-Za-z])", re.IGNORECASE)
+
+
+def load(path: Path = GLOSSARY) -> list[Term]:
+    """The glossary rows. Raises ValueError for a row that breaks the file's rules."""
+    with path.open(encoding="utf-8", newline="") as handle:
+        rows = list(csv.DictReader(handle, delimiter="\t"))
+    terms = []
+    for number, row in enumerate(rows, start=2):
+        english, korean, avoid = (
+            tuple(f.strip() for f in (row.get(column) or "").split("|") if f.strip())
+            for column in ("english", "korean", "avoid")
+        )
+        if (row.get("pair") or "").strip() not in ("yes", "no"):
+            raise ValueError(f"{path.name} line {number}: pair must be yes or no")
+        if not english or not korean:
+            raise ValueError(f"{path.name} line {number}: needs an english and a korean term")
+        if any(re.search(r"[\uac00-\ud7a3]", f) for f in english):
+            raise ValueError(f"{path.name} line {number}: the english column holds Hangul")
+        if not all(re.search(r"[\uac00-\ud7a3]", f) for f in korean):
+            raise ValueError(f"{path.name} line {number}: every korean form needs Hangul")
+        if set(map(_squeeze, avoid)) & set(map(_squeeze, korean)):
+            raise ValueError(f"{path.name} line {number}: a form is both accepted and avoided")
+        terms.append(
+            Term(english, korean, row["pair"].strip() == "yes", avoid, (row.get("note") or "").strip())
+        )
+    return terms
+
+
+def _squeeze(text: str) -> str:
+    return re.sub(r"\s+", "", text)
+
+
+def prose(markdown: str) -> str:
+    """The prose of a markdown cell: code, formulas, link targets and HTML tags removed."""
+    for pattern in _NOT_PROSE:
+        markdown = pattern.sub(" ", markdown)
+    return markdown
+
+
+def check_cells(cells: list, terms: list[Term]) -> list[str]:
+    """Disagreements between the cells and the glossary (both rules, see the module docstring)."""
+    problems = []
+    patterns = [(term, term.english_pattern()) for term in terms if term.pair]
+    for i, cell in enumerate(cells):
+        if cell.get("cell_type") != "markdown" or nbtemplate.language(cell) == "en":
+            continue
+        korean = _squeeze(prose(nbtemplate.source(cell)))
+        for term in terms:
+            for form in term.avoid:
+                if _squeeze(form) in korean:
+                    problems.append(f"cell {i}: says {form!r}; the glossary term is {term.korean[0]!r}")
+        if (
+            nbtemplate.language(cell) != "ko"
+            or i + 1 >= len(cells)
+            or nbtemplate.language(cells[i + 1]) != "en"
+        ):
+            continue
+        english = prose(nbtemplate.source(cells[i + 1]))
+        for term, pattern in patterns:
+            found = pattern.search(english)
+            if found and not any(_squeeze(form) in korean for form in term.korean):
+                problems.append(
+                    f"cells {i}/{i + 1}: English says {found.group(0)!r}, Korean has none of {' | '.join(term.korean)}"
+                )
+    return problems
+
+
+def check_notebook(path: Path, terms: list[Term] | None = None) -> list[str]:
+    """Glossary disagreements in one notebook file, each prefixed with the file name."""
+    nb = nbformat.read(path, as_version=4)
+    return [f"{Path(path).name} {problem}" for problem in check_cells(nb.cells, terms or load())]
+
+
+def main(argv: list[str] | None = None) -> int:
+    paths = [Path(a) for a in (argv if argv is not None else sys.argv[1:])] or notebook_paths()
+    terms = load()
+    problems = [p for path in paths for p in check_notebook(path, terms)]
+    print("\n".join(problems) or f"{len(paths)} notebook(s) agree with {GLOSSARY.name} ({len(terms)} terms)")
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
