@@ -34,9 +34,7 @@ and run to run, memory does not.
 from __future__ import annotations
 
 import argparse
-import statistics
 import sys
-import time
 from pathlib import Path
 
 import torch
@@ -45,6 +43,7 @@ from torch.nn.attention import SDPBackend, sdpa_kernel
 from torch.profiler import ProfilerActivity, profile
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from posviz import median_seconds  # noqa: E402
 from posviz.relative import relative_attention  # noqa: E402
 
 MIB = 2**20
@@ -61,16 +60,6 @@ def peak_bytes(fn) -> int:
         held += event.nbytes()
         peak = max(peak, held)
     return peak
-
-
-def median_seconds(fn, repeats: int) -> float:
-    fn()  # warm-up
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
 
 
 def candidates(q, k, v, rel_keys, rel_values):
@@ -100,7 +89,7 @@ def run(lengths, head_dim: int, max_relative_position: int, repeats: int, naive_
                 if name == "naive" and seq_len > naive_max_len:
                     row[name] = (float("nan"), float("nan"))
                     continue
-                row[name] = (median_seconds(fn, repeats), peak_bytes(fn))
+                row[name] = (median_seconds(fn, repeats=repeats), peak_bytes(fn))
         rows.append(row)
     return rows
 

@@ -19,12 +19,11 @@ the machine and its load; nothing here is asserted.
 from __future__ import annotations
 
 import argparse
-import statistics
-import time
 
 import torch
 
 import posviz
+from posviz import median_seconds
 
 
 def rotate_half_transcription(x: torch.Tensor, base: float = 10000.0) -> torch.Tensor:
@@ -45,17 +44,6 @@ def complex_formulation(x: torch.Tensor, base: float = 10000.0) -> torch.Tensor:
     freqs_cis = torch.polar(torch.ones_like(freqs), freqs)
     z = torch.view_as_complex(x.float().reshape(*x.shape[:-1], -1, 2))
     return torch.view_as_real(z * freqs_cis).flatten(-2).type_as(x)
-
-
-def median_seconds(fn, repeats: int, warmup: int = 3) -> float:
-    for _ in range(warmup):
-        fn()
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
 
 
 def main() -> None:
@@ -98,7 +86,7 @@ def main() -> None:
     results = {}
     with torch.no_grad():
         for name, fn in cases.items():
-            results[name] = median_seconds(fn, args.repeats)
+            results[name] = median_seconds(fn, repeats=args.repeats, warmup=3)
     floor = results["x.clone() (floor)"]
     width = max(map(len, results))
     print(f"{'formulation':<{width}}  {'median ms':>10}  {'× clone':>8}")

@@ -145,7 +145,8 @@ def build(langs: tuple[str, ...] = EDITIONS, pattern: str = "", out: Path = OUT)
     return written
 
 
-def _langs(text: str) -> tuple[str, ...]:
+def parse_languages(text: str) -> tuple[str, ...]:
+    """argparse type for ``--lang``: comma-separated edition names, each one of EDITIONS."""
     langs = tuple(part.strip() for part in text.split(",") if part.strip())
     unknown = [lang for lang in langs if lang not in EDITIONS]
     if unknown or not langs:
@@ -158,7 +159,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("pattern", nargs="?", default="", help="only notebooks whose file name contains this")
     parser.add_argument(
         "--lang",
-        type=_langs,
+        type=parse_languages,
         default=EDITIONS,
         help=f"comma-separated editions to build (default: {','.join(EDITIONS)})",
     )

@@ -31,6 +31,7 @@ from pathlib import Path
 import nbformat
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import editions
 import website
 from nbrun import ROOT
 
@@ -74,7 +75,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("pattern", nargs="?", default="", help="only notebooks whose file name contains this")
     parser.add_argument(
-        "--lang", type=website._langs, default=website.EDITIONS, help="comma-separated editions"
+        "--lang", type=editions.parse_languages, default=website.EDITIONS, help="comma-separated editions"
     )
     parser.add_argument(
         "--reveal-dir", type=Path, help="a local reveal.js 4 folder to copy next to the slides"

@@ -343,20 +343,12 @@ def execute_editions(langs=EDITIONS, pattern: str = "", *, force: bool = False, 
     return executed, failed
 
 
-def _langs(text: str) -> tuple[str, ...]:
-    langs = tuple(part.strip() for part in text.split(",") if part.strip())
-    unknown = [lang for lang in langs if lang not in EDITIONS]
-    if unknown or not langs:
-        raise argparse.ArgumentTypeError(f"editions are {', '.join(EDITIONS)}; got {text!r}")
-    return langs
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("pattern", nargs="?", default="", help="only notebooks whose file name contains this")
     parser.add_argument(
         "--lang",
-        type=_langs,
+        type=editions.parse_languages,
         default=EDITIONS,
         help=f"comma-separated editions to build (default: {','.join(EDITIONS)})",
     )
