@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import shutil
 import subprocess
 import sys
 import venv
@@ -53,7 +54,14 @@ def ensure_environment() -> Path:
     python = _venv_python()
     if not python.exists():
         print(f"creating {VENV.name}/ ...", flush=True)
-        venv.EnvBuilder(with_pip=True).create(VENV)
+        try:
+            venv.EnvBuilder(with_pip=True).create(VENV)
+        except (subprocess.CalledProcessError, OSError) as error:
+            shutil.rmtree(VENV, ignore_errors=True)  # a half-made .venv would be mistaken for a good one
+            sys.exit(
+                f"could not create {VENV.name}/ with pip ({error}).\n"
+                "On Debian/Ubuntu, install the venv module first: sudo apt install python3-venv"
+            )
     stamp = VENV / ".posviz-installed"
     wanted = hashlib.sha256((ROOT / "pyproject.toml").read_bytes()).hexdigest()
     if stamp.exists() and stamp.read_text().strip() == wanted:
