@@ -143,12 +143,8 @@ class CharLMTask(Task):
         alphabet = "".join(sorted(set(text))) if alphabet is None else alphabet
         if len(set(alphabet)) != len(alphabet):
             raise ValueError("alphabet must not repeat a character")
-        missing = sorted(set(text) - set(alphabet))
-        if missing:
-            raise ValueError(f"text uses characters missing from alphabet: {missing[:10]!r}")
         self.alphabet = alphabet
-        index = {c: i for i, c in enumerate(alphabet)}
-        self._ids = torch.tensor([index[c] for c in text], dtype=torch.int64)
+        self._ids = self.encode(text)  # ValueError if text uses a character missing from alphabet
         super().__init__(vocab_size=len(alphabet), num_outputs=len(alphabet))
 
     def __repr__(self) -> str:
@@ -162,7 +158,7 @@ class CharLMTask(Task):
         index = {c: i for i, c in enumerate(self.alphabet)}
         unknown = sorted(set(text) - set(index))
         if unknown:
-            raise ValueError(f"characters not in the alphabet: {unknown[:10]!r}")
+            raise ValueError(f"characters missing from the alphabet: {unknown[:10]!r}")
         return torch.tensor([index[c] for c in text], dtype=torch.int64)
 
     def decode(self, ids) -> str:
