@@ -5,8 +5,11 @@
 
 The bilingual notebooks in notebooks/ are the source. An edition keeps the cells of both
 languages (code, figures, untagged cells) and the prose cells tagged with its own language
-(``lang-ko`` or ``lang-en``); in untagged markdown such as ``## 3. 사인파 위치 인코딩 · Sinusoidal
-positional encoding`` it keeps its own side of each ``·`` pair. The setup cell calls
+(``lang-ko`` or ``lang-en``). The title cell and the last navigation cell are written in the
+edition's language from the course table (``tools/course_table.py``); in other untagged markdown,
+such as ``## 3. 사인파 위치 인코딩 · Sinusoidal positional encoding``, it keeps its own side of
+each line, split at the top-level " · " that a CommonMark parser finds (never inside link text,
+emphasis, code or math). The setup cell calls
 ``posviz.setup(lang="ko")`` or ``lang="en"`` so that figure text follows the edition, and the
 slide metadata is derived again for the one-language notebook. Editions are written without
 outputs; ``tools/website.py`` executes them for the website.
@@ -21,8 +24,10 @@ import sys
 from pathlib import Path
 
 import nbformat
+from markdown_it import MarkdownIt
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import course_table
 import nbtemplate
 from nbrun import ROOT, notebook_paths
 
@@ -31,92 +36,175 @@ OUT = ROOT / "build" / "editions"
 HANGUL = re.compile(r"[\uac00-\ud7a3\u3131-\u318e]")
 LATIN = re.compile(r"[A-Za-z]")
 SEP = " · "
-_PREFIX = re.compile(r"^(\s*(?:#{1,6}\s+|>\s*|[-*+]\s+|\d+[.)]\s+)*(?:\d+(?:\.\d+)*\.?\s+)?)")
+_SENTINEL = "\ue000"
+_PREFIX = re.compile(r"^(\s*(?:#{1,6}\s+|>\s*|[-*+]\s+|\d+[.)]\s+)*)")
+_LIST_ITEM = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
 _NUMBER = re.compile(r"^(\d+(?:\.\d+)*\.?\s+)")
-_PAIR_IN_LINK = re.compile(r"\[([^\[\]\n]+?)" + re.escape(SEP) + r"([^\[\]\n]+?)\]")
-_PAIR_IN_BOLD = re.compile(r"\*\*([^*\n]+?)" + re.escape(SEP) + r"([^*\n]+?)\*\*")
-_PIECE_BREAK = re.compile(r"(?<=[.!?])\s+|\s*(?=\*\*[^*\n]+:\*\*)|(?<=:\*\*)\s*")
+_MATH = re.compile(r"\$\$.+?\$\$|\$[^$\n]+\$", re.DOTALL)
+_NOT_PROSE = re.compile(r"`[^`\n]*`|\$\$.+?\$\$|\$[^$\n]+\$|\]\([^)\n]*\)|<[^>\n]*>", re.DOTALL)
+_EN_LABEL = re.compile(r"^([A-Za-z][A-Za-z ]{0,30}):\s+(\S.*)$")
+_PARSER = MarkdownIt("commonmark").enable("table")
+_VERBATIM = {"fence", "code_block", "html_block", "table_open"}
 
 
 def _side(text: str) -> str | None:
-    """Return "ko" for text with Hangul, "en" for text with Latin letters only, None for neither."""
-    if HANGUL.search(text):
+    """Return "ko" for prose with Hangul, "en" for prose with Latin letters only, None for
+    neither; code spans, math, link targets and HTML tags do not count as prose."""
+    prose = _NOT_PROSE.sub(" ", text)
+    if HANGUL.search(prose):
         return "ko"
-    if LATIN.search(text):
+    if LATIN.search(prose):
         return "en"
     return None
 
 
-def _pick(left: str, right: str, lang: str) -> str | None:
-    """The ``lang`` side of a ``left · right`` pair, keeping a leading number ("02. ") and a
-    trailing colon that only one side carries; None if the pair is not Korean · English."""
-    number = _NUMBER.match(left)
-    lead = number.group(1) if number else ""
-    left = left[len(lead) :]
-    colon = ":" if (left.endswith(":") or right.endswith(":")) else ""
-    left, right = left.rstrip(":"), right.rstrip(":")
-    if (_side(left), _side(right)) != ("ko", "en"):
-        return None
-    return lead + (left if lang == "ko" else right) + colon
+def _top_level_separators(text: str) -> list[int]:
+    """Offsets in ``text`` of every " · " that CommonMark parses as top-level inline text:
+    not inside link text, emphasis, code, math, a code block, an HTML block or a table."""
+    math = [m.span() for m in _MATH.finditer(text)]
+    found = []
+    start = text.find(SEP)
+    while start != -1:
+        if not any(a <= start < b for a, b in math):
+            probe = text[:start] + " " + _SENTINEL + " " + text[start + len(SEP) :]
+            if _SENTINEL in _top_level_text(_PARSER.parse(probe)):
+                found.append(start)
+        start = text.find(SEP, start + 1)
+    return found
 
 
-def one_language_line(line: str, lang: str) -> str | None:
-    """One line of untagged (bilingual) markdown as the ``lang`` edition shows it.
+def _top_level_text(tokens) -> str:
+    """The text of paragraphs and headings outside any link, emphasis or code (tables skipped)."""
+    parts, in_table = [], 0
+    for token in tokens:
+        in_table += {"table_open": 1, "table_close": -1}.get(token.type, 0)
+        if token.type != "inline" or in_table:
+            continue
+        depth = 0
+        for child in token.children or []:
+            depth += child.nesting
+            if child.type == "text" and depth == 0:
+                parts.append(child.content)
+    return "\n".join(parts)
 
-    Handles the course's ways of writing both languages on one line: ``KO · EN`` as the whole
-    line or heading (``## 3. KO · EN``), inside a link text (``[02. KO · EN](02_x.ipynb)``) or a
-    bold label (``**KO · EN:**``), and runs of ``KO · EN. KO · EN.`` pieces. Pieces in neither
-    language (numbers, arrows) stay. A line without Hangul is the same in both editions.
-    Returns None for a line the English edition drops (Korean with no English side).
+
+def _verbatim_lines(tokens) -> set[int]:
+    """Line numbers of code blocks, HTML blocks and tables, which both editions keep as they are."""
+    lines = set()
+    for token in tokens:
+        if token.type in _VERBATIM and token.map:
+            lines.update(range(*token.map))
+    return lines
+
+
+def _split_line(line: str, cuts: list[int], lang: str) -> str | None:
+    """The ``lang`` side of one line cut at top-level separators ``cuts`` (offsets in the line).
+
+    The line must read "Korean part · English part" (each part may hold further " · "); a
+    leading block marker ("## ", "- ") and a section number ("7. ") belong to both. Returns
+    None for a Korean-only line in the English edition. Raises ValueError for a line whose
+    languages alternate (which side a piece belongs to would be a guess).
     """
-    if not HANGUL.search(line):
+    if not cuts:
+        if _side(line) == "ko" and lang == "en":
+            return None
         return line
-
-    def resolver(opening: str, closing: str):
-        def resolve(match: re.Match) -> str:
-            picked = _pick(match.group(1), match.group(2), lang)
-            return match.group(0) if picked is None else opening + picked + closing
-
-        return resolve
-
-    prefix = _PREFIX.match(line).group(1)
-    body = _PAIR_IN_LINK.sub(resolver("[", "]"), line[len(prefix) :])
-    body = _PAIR_IN_BOLD.sub(resolver("**", "**"), body)
-    pieces = [
-        piece
-        for part in body.split(SEP)
-        for piece in _PIECE_BREAK.split(part)  # sentences, and bold labels such as **Time:**
-        if piece.strip()
-    ]
-    kept = [piece for piece in pieces if _side(piece) in (lang, None)]
-    if not any(_side(piece) == lang for piece in kept):
-        return line if lang == "ko" else None
-    text = ""
-    for piece in kept:
-        if text:
-            text += " " if text.endswith((".", "!", "?", ":", ":**")) else SEP
-        text += piece.strip()
-    return prefix + text
+    bounds = [0, *cuts, len(line)]
+    pieces = [line[a + (len(SEP) if i else 0) : b] for i, (a, b) in enumerate(zip(bounds, bounds[1:]))]
+    prefix = _PREFIX.match(pieces[0]).group(1)
+    pieces[0] = pieces[0][len(prefix) :]
+    number = _NUMBER.match(pieces[0])
+    lead = number.group(1) if number else ""
+    pieces[0] = pieces[0][len(lead) :]
+    sides = [_side(piece) for piece in pieces]
+    if "ko" not in sides:
+        return line
+    if "en" not in sides:
+        return None if lang == "en" else line
+    last_ko = max(i for i, side in enumerate(sides) if side == "ko")
+    first_en = sides.index("en")
+    if first_en < last_ko:
+        raise ValueError(
+            f"cannot tell the Korean from the English part of {line!r}: write 'Korean · English' "
+            "(one part each) or put the two languages in cells tagged lang-ko and lang-en"
+        )
+    korean, english = pieces[: last_ko + 1] + pieces[last_ko + 1 : first_en], pieces[first_en:]
+    label = _EN_LABEL.match(english[0]) if len(korean) == len(english) == 1 else None
+    if label and _LIST_ITEM.match(prefix) and ":" not in korean[0]:
+        korean = [f"{korean[0]}: {label.group(2)}"]  # "- 데이터 · Data: shared text" (a bilingual label)
+    return prefix + lead + SEP.join(korean if lang == "ko" else english)
 
 
 def one_language_markdown(text: str, lang: str) -> str:
-    """Untagged markdown with every line passed through :func:`one_language_line`."""
-    lines = [one_language_line(line, lang) for line in text.split("\n")]
-    return "\n".join(line for line in lines if line is not None)
+    """Untagged (bilingual) markdown as the ``lang`` edition shows it.
+
+    Each line written "Korean · English" (a heading such as ``## 3. 사인파 · Sinusoidal``, a
+    list item, a paragraph line) keeps its own side. Only separators that CommonMark parses
+    as top-level text count: a " · " inside link text, emphasis, code or math, and lines of
+    code blocks, HTML blocks and tables, are kept as they are. A line without Hangul is the
+    same in both editions; a Korean-only line is left out of the English edition.
+    Raises ValueError for a line whose Korean and English parts alternate.
+    """
+    if lang not in EDITIONS:
+        raise ValueError(f"lang must be one of {EDITIONS}, got {lang!r}")
+    if not HANGUL.search(text):
+        return text
+    verbatim = _verbatim_lines(_PARSER.parse(text))
+    cuts = _top_level_separators(text)
+    out, offset = [], 0
+    for number, line in enumerate(text.split("\n")):
+        if number in verbatim or not HANGUL.search(line):
+            out.append(line)
+        else:
+            mine = [cut - offset for cut in cuts if offset <= cut < offset + len(line)]
+            kept = _split_line(line, mine, lang)
+            if kept is not None:
+                out.append(kept)
+        offset += len(line) + 1
+    return "\n".join(out)
 
 
-def make_edition(nb: nbformat.NotebookNode, lang: str) -> nbformat.NotebookNode:
-    """The ``lang`` ("ko" or "en") edition of a bilingual course notebook (a new notebook)."""
+def one_language_line(line: str, lang: str) -> str | None:
+    """One line of untagged markdown as the ``lang`` edition shows it (None: left out)."""
+    if "\n" in line:
+        raise ValueError("one line expected; use one_language_markdown for a cell")
+    if not HANGUL.search(line):
+        return line
+    verbatim = _verbatim_lines(_PARSER.parse(line))
+    if verbatim:
+        return line
+    return _split_line(line, _top_level_separators(line), lang)
+
+
+def make_edition(nb: nbformat.NotebookNode, lang: str, name: str | None = None) -> nbformat.NotebookNode:
+    """The ``lang`` ("ko" or "en") edition of a bilingual course notebook (a new notebook).
+
+    ``name`` is the notebook's file name (default: read from the Colab badge of its title
+    cell). For a notebook of the course table the title cell and the navigation cell are
+    written from the table in ``lang``; other untagged markdown goes through
+    :func:`one_language_markdown`; cells tagged for the other language are dropped.
+    """
     if lang not in EDITIONS:
         raise ValueError(f"lang must be one of {EDITIONS}, got {lang!r}")
     edition = copy.deepcopy(nb)
+    name = name or nbtemplate.notebook_name(edition.cells)
+    entry = course_table.BY_FILE.get(name) if name else None
+    title, nav = nbtemplate.title_and_nav(entry, lang) if entry else (None, None)
     cells = []
-    for cell in edition.cells:
+    for index, cell in enumerate(edition.cells):
         cell_lang = nbtemplate.language(cell)
         if cell_lang is not None and cell_lang != lang:
             continue
         if cell["cell_type"] == "markdown" and cell_lang is None:
-            cell["source"] = one_language_markdown(nbtemplate.source(cell), lang)
+            if entry and index == 0:
+                cell["source"] = title
+            elif entry and course_table.NAV_TAG in nbtemplate.tags(cell):
+                cell["source"] = nav
+            else:
+                try:
+                    cell["source"] = one_language_markdown(nbtemplate.source(cell), lang)
+                except ValueError as error:
+                    raise ValueError(f"{name or 'notebook'} cell {index}: {error}") from None
         cells.append(cell)
     setup = nbtemplate.setup_cell_index(cells)
     if setup is not None:
@@ -138,7 +226,7 @@ def build(langs: tuple[str, ...] = EDITIONS, pattern: str = "", out: Path = OUT)
         (out / lang).mkdir(parents=True, exist_ok=True)
         for path in notebook_paths():
             if pattern in path.name:
-                edition = make_edition(nbformat.read(path, as_version=4), lang)
+                edition = make_edition(nbformat.read(path, as_version=4), lang, path.name)
                 target = out / lang / path.name
                 nbformat.write(edition, target)
                 written.append(target)

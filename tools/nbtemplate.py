@@ -1,4 +1,6 @@
-"""The cells every course notebook shares: the Colab badge and the setup cell.
+"""The cells every course notebook shares: the title cell with its Colab badge, the setup
+cell and the last navigation cell (the last two made from the course table in
+``tools/course_table.py``).
 
 The repository address lives in one place, ``pyproject.toml`` ([project.urls] Repository);
 ``repo_url()`` reads it. Notebook authors build these cells with the functions below (or
@@ -8,7 +10,11 @@ copy their output), and ``tests/test_project.py`` checks every notebook against 
 from __future__ import annotations
 
 import re
+import sys
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import course_table
 
 ROOT = Path(__file__).resolve().parent.parent
 BRANCH = "main"
@@ -30,11 +36,17 @@ def colab_url(notebook_name: str) -> str:
     return f"https://colab.research.google.com/github/{owner_repo}/blob/{BRANCH}/notebooks/{notebook_name}"
 
 
-def badge_markdown(notebook_name: str) -> str:
-    """Markdown for the badge that opens ``notebooks/<notebook_name>`` in Colab."""
+BADGE_ALT = {"both": "Open In Colab", "en": "Open In Colab", "ko": "Colab에서 열기"}
+
+
+def badge_markdown(notebook_name: str, lang: str = "both") -> str:
+    """Markdown for the badge that opens ``notebooks/<notebook_name>`` in Colab. The image is
+    the same in every edition; only its alternative text follows ``lang`` ("both", "ko", "en")."""
+    if lang not in BADGE_ALT:
+        raise ValueError(f"lang must be one of {tuple(BADGE_ALT)}, got {lang!r}")
     return (
         f'<a href="{colab_url(notebook_name)}" target="_parent">'
-        '<img src="https://colab.research.google.com/assets/colab-badge.svg" alt="Open In Colab"/></a>'
+        f'<img src="https://colab.research.google.com/assets/colab-badge.svg" alt="{BADGE_ALT[lang]}"/></a>'
     )
 
 
@@ -80,6 +92,7 @@ _BADGE = re.compile(
     r'<a href="https://colab\.research\.google\.com/[^"]*"[^>]*>\s*<img [^>]*colab-badge\.svg[^>]*>\s*</a>'
     r"|\[!\[[^\]]*\]\(https://colab\.research\.google\.com/assets/colab-badge\.svg\)\]\([^)]*\)"
 )
+_BADGE_NOTEBOOK = re.compile(r'colab\.research\.google\.com/github/[^"]*/notebooks/([^"/]+\.ipynb)"')
 _SETUP_LAST_LINE = re.compile(r"^posviz\.setup\(.*$", re.MULTILINE)
 
 
@@ -175,12 +188,18 @@ def apply_slide_types(cells: list) -> None:
 def sync_cells(cells: list, notebook_name: str, lang: str = "both") -> list[str]:
     """Bring a notebook's cells (edited in place) in step with this template.
 
-    Rewrites the Colab badge in the title cell and the setup block of the first code cell
-    (adding a setup cell when the first code cell has none), and sets the slide metadata.
+    For a notebook of the course table (``tools/course_table.py``) the title cell and the
+    last navigation cell (tagged ``course-nav``; added, or moved to the end, when needed) are
+    written from the table; for any other notebook only the title cell's Colab badge is
+    rewritten. The setup block of the first code cell is rewritten (a setup cell is added when
+    the first code cell has none), and the slide metadata is set.
     Returns a list of what changed (empty when the notebook was already in step).
     """
     changes = []
-    if cells and cells[0]["cell_type"] == "markdown":
+    entry = course_table.BY_FILE.get(notebook_name)
+    if entry is not None:
+        changes += _sync_title_and_nav(cells, entry, lang)
+    elif cells and cells[0]["cell_type"] == "markdown":
         title = with_badge(source(cells[0]), notebook_name)
         if title != source(cells[0]):
             cells[0]["source"] = title
@@ -201,4 +220,55 @@ def sync_cells(cells: list, notebook_name: str, lang: str = "both") -> list[str]
     apply_slide_types(cells)
     if before != [c["metadata"]["slideshow"] for c in cells]:
         changes.append("slide metadata")
+    return changes
+
+
+def nav_cell_index(cells: list) -> int | None:
+    """Index of the navigation cell (tagged ``course-nav``), or None."""
+    return next((i for i, c in enumerate(cells) if course_table.NAV_TAG in tags(c)), None)
+
+
+def notebook_name(cells: list) -> str | None:
+    """The notebook file named by the Colab badge in the title cell (``"05_rope.ipynb"``), or None."""
+    if not cells or cells[0]["cell_type"] != "markdown":
+        return None
+    match = _BADGE_NOTEBOOK.search(source(cells[0]))
+    return match.group(1) if match else None
+
+
+def navigation_entries(entry: course_table.Entry) -> list[course_table.Entry]:
+    """The notebooks the navigation links: those in notebooks/, and ``entry`` itself."""
+    present = {e.file for e in course_table.existing()}
+    return [e for e in course_table.COURSE if e.file in present or e.file == entry.file]
+
+
+def title_and_nav(entry: course_table.Entry, lang: str = "both") -> tuple[str, str]:
+    """Sources of the title cell and the navigation cell of ``entry`` in ``lang``."""
+    title = course_table.title_markdown(entry, badge_markdown(entry.file, lang), lang)
+    return title, course_table.nav_markdown(entry, lang, navigation_entries(entry))
+
+
+def _sync_title_and_nav(cells: list, entry: course_table.Entry, lang: str) -> list[str]:
+    from nbformat.v4 import new_markdown_cell
+
+    changes = []
+    title, nav = title_and_nav(entry, lang)
+    if not cells or cells[0]["cell_type"] != "markdown":
+        cells.insert(0, new_markdown_cell(title, id="course-title"))
+        changes.append("title added")
+    elif source(cells[0]) != title:
+        cells[0]["source"] = title
+        changes.append("title")
+    where = nav_cell_index(cells)
+    if where is None:
+        cell = new_markdown_cell(nav, id="course-nav", metadata={"tags": [course_table.NAV_TAG]})
+        cells.append(cell)
+        changes.append("navigation added")
+    else:
+        if where != len(cells) - 1:
+            cells.append(cells.pop(where))
+            changes.append("navigation moved to the end")
+        if source(cells[-1]) != nav:
+            cells[-1]["source"] = nav
+            changes.append("navigation")
     return changes
