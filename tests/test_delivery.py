@@ -130,42 +130,7 @@ def test_setup_code_per_language():
 # --- one-language editions ---------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(
-    ("line", "ko", "en"),
-    [
-        (
-            "## 3. 사인파 위치 인코딩 · Sinusoidal positional encoding",
-            "## 3. 사인파 위치 인코딩",
-            "## 3. Sinusoidal positional encoding",
-        ),
-        (
-            "**선수 지식 · Prerequisites:** 02 노트북 · notebook 02.",
-            "**선수 지식:** 02 노트북",
-            "**Prerequisites:** notebook 02.",
-        ),
-        (
-            "**시간 · Time:** 약 45분 · about 45 minutes. 1분 안에 실행됩니다 · runs in under a minute.",
-            "**시간:** 약 45분 · 1분 안에 실행됩니다",
-            "**Time:** about 45 minutes. runs in under a minute.",
-        ),
-        (
-            "← [02. 인코딩과 임베딩 · Encoding vs embedding](02_e.ipynb) · [04. 상대 위치 · Relative](04_r.ipynb) →",
-            "← [02. 인코딩과 임베딩](02_e.ipynb) · [04. 상대 위치](04_r.ipynb) →",
-            "← [02. Encoding vs embedding](02_e.ipynb) · [04. Relative](04_r.ipynb) →",
-        ),
-        (
-            "**선수 지식 · Prerequisites:** 파이썬 기초 · basic Python. **시간 · Time:** 약 15분 · about 15 minutes.",
-            "**선수 지식:** 파이썬 기초 · **시간:** 약 15분",
-            "**Prerequisites:** basic Python. **Time:** about 15 minutes.",
-        ),
-        ("- References: [arXiv:1706.03762](https://arxiv.org/abs/1706.03762)", None, None),
-        ("한국어만 있는 줄", "한국어만 있는 줄", "DROP"),
-    ],
-)
-def test_one_language_line(line, ko, en):
-    assert editions.one_language_line(line, "ko") == (line if ko is None else ko)
-    expected_en = line if en is None else (None if en == "DROP" else en)
-    assert editions.one_language_line(line, "en") == expected_en
+# Splitting untagged lines, and the CommonMark check of every edition: tests/test_editions.py
 
 
 @pytest.mark.parametrize("lang", editions.EDITIONS)

@@ -1,0 +1,306 @@
+"""One name per notebook, and one-language editions that render cleanly under CommonMark.
+
+No kernel: every check reads the notebooks (and their editions, built in memory) only.
+"""
+
+import re
+from pathlib import Path
+
+import course_table
+import editions
+import nbformat
+import nbtemplate
+import pytest
+import website
+from markdown_it import MarkdownIt
+from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
+from nbrun import notebook_paths
+
+ROOT = Path(__file__).resolve().parent.parent
+NOTEBOOKS = notebook_paths()
+PRESENT = [entry.file for entry in course_table.existing()]
+HANGUL = re.compile(r"[\uac00-\ud7a3\u3131-\u318e]")
+# English labels a Korean edition must not show: navigation and title-line words anywhere, a
+# "Word:" label, English section headings, and English image text (alt) such as the Colab badge's.
+ENGLISH_LABELS = re.compile(
+    r"\b(?:Previous|Next|Prerequisites|Back to the start)\b|\b(?:Time|Data|References|Summary|Exercises):"
+)
+ENGLISH_HEADING = re.compile(r"\b(?:References|Summary|Exercises|Learning goals|Setup)\b")
+ENGLISH_ALT = re.compile(r"\b(?:Open|Figure)\b", re.IGNORECASE)
+MATH = re.compile(r"\$\$.+?\$\$|\$[^$\n]+\$", re.DOTALL)
+PARSER = MarkdownIt("commonmark").enable("table")
+
+
+# --- one name per notebook ---------------------------------------------------------------------
+
+
+def test_every_course_notebook_is_in_the_table():
+    assert [p.name for p in NOTEBOOKS if p.name not in course_table.BY_FILE] == []
+    assert set(PRESENT) >= {p.name for p in NOTEBOOKS}
+
+
+def test_names_chosen_by_the_editorial_pass():
+    assert (
+        course_table.BY_FILE["01_why_rnns_struggle.ipynb"].title("both")
+        == "01. RNN의 한계 · Why RNNs struggle"
+    )
+    assert course_table.BY_FILE["06_showdown.ipynb"].title("both") == "06. 종합 비교 · Showdown"
+    assert course_table.BY_FILE["05b_context_extension.ipynb"].title("en") == (
+        "05b. Context extension (PI, NTK, YaRN, Llama 3)"
+    )
+
+
+def test_readme_table_uses_the_names():
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    rows = dict(re.findall(r"^\| \w+ \| \[([^\]]+)\]\(notebooks/([^)]+\.ipynb)\)", readme, re.MULTILINE))
+    by_file = {file: text for text, file in rows.items()}
+    for entry in course_table.COURSE:
+        if entry.file in PRESENT:
+            assert by_file.get(entry.file) == entry.title("both"), entry.file
+    assert set(by_file) <= set(course_table.BY_FILE), "README lists a notebook the course table lacks"
+
+
+def test_course_map_in_00_uses_the_names():
+    cells = nbformat.read(ROOT / "notebooks" / "00_introduction.ipynb", as_version=4).cells
+    seen = {"ko": 0, "en": 0}
+    for cell in cells:
+        lang = nbtemplate.language(cell)
+        for text, file in re.findall(r"^\| \w+ \| \[([^\]]+)\]\(([^)]+\.ipynb)\)", cell.source, re.MULTILINE):
+            assert text == course_table.BY_FILE[file].name[lang], (lang, file)
+            seen[lang] += 1
+    assert seen["ko"] == seen["en"] >= len(PRESENT) - 1  # every notebook but 00 itself is linked
+
+
+def test_instructor_guide_headings_use_the_names():
+    guide = (ROOT / "docs" / "instructor_guide.md").read_text(encoding="utf-8")
+    korean, english = guide.split("\n## English", 1)
+    for lang, text in (("ko", korean), ("en", english)):
+        leads = re.findall(r"^\*\*(\d\d\w?) ([^*]+?)\.\*\* ", text, re.MULTILINE)
+        rows = re.findall(r"^\| (\d\d\w?) ([^|]+?) \| ", text, re.MULTILINE)
+        assert len(leads) >= 7 and len(rows) >= 7
+        names = {entry.number: entry.name[lang] for entry in course_table.COURSE}
+        for number, name in leads + rows:
+            assert names[number] == name, (lang, number, name)
+
+
+@pytest.mark.parametrize("lang", ["both", *editions.EDITIONS])
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_site_index_and_title_cell_name_the_notebook(path, lang):
+    nb = nbformat.read(path, as_version=4)
+    edition = nb if lang == "both" else editions.make_edition(nb, lang)
+    assert website.notebook_title(edition) == course_table.BY_FILE[path.name].title(lang)
+
+
+# --- title and navigation cells ------------------------------------------------------------------
+
+
+def _entries(*files):
+    return [course_table.BY_FILE[f] for f in files]
+
+
+def test_navigation_skips_notebooks_that_are_absent():
+    rope, showdown = course_table.BY_FILE["05_rope.ipynb"], course_table.BY_FILE["06_showdown.ipynb"]
+    without = _entries("04_relative_position_shaw.ipynb", "05_rope.ipynb", "06_showdown.ipynb")
+    assert "[06. 종합 비교](06_showdown.ipynb) →" in course_table.nav_markdown(rope, "ko", without)
+    with_05b = _entries("05_rope.ipynb", "05b_context_extension.ipynb", "06_showdown.ipynb")
+    nav = course_table.nav_markdown(rope, "en", with_05b)
+    assert (
+        nav == "---\n\nNext: [05b. Context extension (PI, NTK, YaRN, Llama 3)](05b_context_extension.ipynb) →"
+    )
+    last = course_table.nav_markdown(showdown, "both", with_05b)
+    assert last.splitlines()[2] == (
+        "← 이전: [05b. 문맥 확장](05b_context_extension.ipynb) · 처음으로: [05. 회전 위치 임베딩(RoPE)](05_rope.ipynb)"
+    )
+    assert last.splitlines()[4].startswith("← Previous: [05b. Context extension")
+    with pytest.raises(ValueError, match="not among"):
+        course_table.nav_markdown(rope, "ko", _entries("06_showdown.ipynb"))
+    with pytest.raises(ValueError, match="lang must be one of"):
+        course_table.nav_markdown(rope, "fr", without)
+
+
+def test_title_cell_per_language():
+    entry = course_table.BY_FILE["01_why_rnns_struggle.ipynb"]
+    both, _ = nbtemplate.title_and_nav(entry, "both")
+    ko, _ = nbtemplate.title_and_nav(entry, "ko")
+    en, _ = nbtemplate.title_and_nav(entry, "en")
+    assert both.splitlines()[0] == "# 01. RNN의 한계 · Why RNNs struggle"
+    assert (
+        "**선수 지식:** 파이썬, numpy, PyTorch 기초 · **시간:** 읽기 약 40분" in both
+        and "**Time:** about 40 minutes" in both
+    )
+    assert ko.splitlines()[0] == "# 01. RNN의 한계" and not ENGLISH_LABELS.search(ko)
+    assert 'alt="Colab에서 열기"' in ko and nbtemplate.colab_url(entry.file) in ko
+    assert en.splitlines()[0] == "# 01. Why RNNs struggle" and not HANGUL.search(en)
+
+
+def test_sync_writes_title_and_nav_from_the_table():
+    name = "05_rope.ipynb"
+    nb = new_notebook(
+        cells=[
+            new_markdown_cell("# 05. 옛 이름 · Old name\n\n**시간 · Time:** 약 1분 · about 1 minute"),
+            new_code_cell('import posviz\n\nposviz.setup(lang="both", seed=0)'),
+            new_markdown_cell("← old nav", metadata={"tags": [course_table.NAV_TAG]}),
+            new_markdown_cell("## 참고 문헌 · References"),
+        ]
+    )
+    changes = nbtemplate.sync_cells(nb.cells, name)
+    assert changes[:3] == ["title", "navigation moved to the end", "navigation"]
+    title, nav = nbtemplate.title_and_nav(course_table.BY_FILE[name])
+    assert nb.cells[0].source == title and nb.cells[-1].source == nav
+    assert nb.cells[-2].source == "## 참고 문헌 · References"
+    assert nbtemplate.sync_cells(nb.cells, name) == []
+    fresh = new_notebook(cells=[new_markdown_cell("# x"), new_code_cell("y = 1")])
+    assert "navigation added" in nbtemplate.sync_cells(fresh.cells, name)
+    assert fresh.cells[-1].id == "course-nav" and nbtemplate.notebook_name(fresh.cells) == name
+
+
+# --- splitting the other untagged lines ----------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("line", "ko", "en"),
+    [
+        (
+            "## 3. 사인파 위치 인코딩 · Sinusoidal positional encoding",
+            "## 3. 사인파 위치 인코딩",
+            "## 3. Sinusoidal positional encoding",
+        ),
+        (
+            "### 5.1 절대 위치 대 상대 위치 · Absolute vs relative",
+            "### 5.1 절대 위치 대 상대 위치",
+            "### 5.1 Absolute vs relative",
+        ),
+        # a " · " inside the Korean part: the English part starts at the first English piece
+        (
+            "## 7. 실험: 위치 없음 · 고정 · 학습 · An experiment: none, fixed, learned",
+            "## 7. 실험: 위치 없음 · 고정 · 학습",
+            "## 7. An experiment: none, fixed, learned",
+        ),
+        # never inside link text, code or math
+        ("## 참고 · See [a · b](x.ipynb)", "## 참고", "## See [a · b](x.ipynb)"),
+        ("### 6.2 축 순서 · `[가 · b]` vs `[b · a]`", "### 6.2 축 순서", "### 6.2 `[가 · b]` vs `[b · a]`"),
+        ("- 각도 $a · b$ 보기 · angle $a · b$", "- 각도 $a · b$ 보기", "- angle $a · b$"),
+        ("[01. 가 · One](01_x.ipynb) →", "[01. 가 · One](01_x.ipynb) →", "DROP"),
+        # a bilingual label in a list item: the text after it is shared
+        (
+            "- 데이터 · Data: King James Version; see [data/README.md](../data/README.md).",
+            "- 데이터: King James Version; see [data/README.md](../data/README.md).",
+            "- Data: King James Version; see [data/README.md](../data/README.md).",
+        ),
+        ("- References: [arXiv:1706.03762](https://arxiv.org/abs/1706.03762)", None, None),
+        ("한국어만 있는 줄", "한국어만 있는 줄", "DROP"),
+        ("2π·10000 · 2π·10000", None, None),
+    ],
+)
+def test_one_language_line(line, ko, en):
+    assert editions.one_language_line(line, "ko") == (line if ko is None else ko)
+    expected_en = line if en is None else (None if en == "DROP" else en)
+    assert editions.one_language_line(line, "en") == expected_en
+
+
+def test_alternating_languages_are_refused_not_guessed():
+    with pytest.raises(ValueError, match="cannot tell the Korean from the English"):
+        editions.one_language_line("가 · a · 나 · b", "ko")
+    nb = new_notebook(cells=[new_markdown_cell("# t"), new_markdown_cell("가 · a · 나 · b")])
+    with pytest.raises(ValueError, match="cell 1"):
+        editions.make_edition(nb, "en")
+
+
+def test_code_blocks_and_tables_are_kept_verbatim():
+    text = "## 표 · Table\n\n```\n가 · a\n```\n\n| 가 · a | b |\n|---|---|\n| 1 | 2 |"
+    ko = editions.one_language_markdown(text, "ko")
+    assert ko.splitlines()[0] == "## 표" and "가 · a\n```" in ko and "| 가 · a | b |" in ko
+
+
+# --- every edition renders cleanly under CommonMark ----------------------------------------------
+
+
+def _rendered_blocks(markdown: str):
+    """(text, alt texts, is heading) of each paragraph, heading and table cell as CommonMark renders it,
+    with inline code, code blocks and math left out."""
+    tokens = PARSER.parse(MATH.sub(" MATH ", markdown))
+    heading = False
+    for token in tokens:
+        if token.type in ("heading_open", "heading_close"):
+            heading = token.type == "heading_open"
+        if token.type != "inline":
+            continue
+        text, alts = [], []
+        for child in token.children or []:
+            if child.type in ("text", "softbreak", "hardbreak"):
+                text.append(child.content if child.type == "text" else "\n")
+            elif child.type == "image":
+                alts.append(child.content)
+                text.append(child.content)
+        yield "".join(text), alts, heading
+
+
+def _balanced(text: str) -> bool:
+    depth = {"(": 0, "[": 0}
+    closing = {")": "(", "]": "["}
+    for char in text:
+        if char in depth:
+            depth[char] += 1
+        elif char in closing:
+            depth[closing[char]] -= 1
+            if depth[closing[char]] < 0:
+                return False
+    return not any(depth.values())
+
+
+def _edition_problems(nb: nbformat.NotebookNode, lang: str) -> list[str]:
+    problems = []
+    for index, cell in enumerate(nb.cells):
+        if cell.cell_type != "markdown":
+            continue
+        for text, alts, heading in _rendered_blocks(cell.source):
+            where = f"cell {index}: {text[:120]!r}"
+            if "](" in text:
+                problems.append(f"stray '](' in {where}")
+            if not _balanced(text):
+                problems.append(f"unbalanced bracket in {where}")
+            for line in text.splitlines():
+                stripped = line.strip()
+                if stripped[:1] in "·|—" and stripped or stripped[-1:] in ("·", "|", "—"):
+                    problems.append(f"dangling separator in {where}")
+            if lang == "en" and HANGUL.search(text):
+                problems.append(f"Hangul in {where}")
+            if re.search(r"(?:^|\s)[·|—]\s+[·|—](?:\s|$)", text):
+                problems.append(f"separators in a row in {where}")
+            if lang == "ko" and (
+                ENGLISH_LABELS.search(text)
+                or (heading and ENGLISH_HEADING.search(text))
+                or any(ENGLISH_ALT.search(alt) for alt in alts)
+            ):
+                problems.append(f"English label in {where}")
+        html_alts = re.findall(r'<img [^>]*alt="([^"]*)"', cell.source)
+        if lang == "ko" and any(ENGLISH_ALT.search(alt) for alt in html_alts):
+            problems.append(f"English image text in cell {index}: {html_alts}")
+    return problems
+
+
+@pytest.mark.parametrize("lang", editions.EDITIONS)
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_edition_renders_cleanly(path, lang):
+    edition = editions.make_edition(nbformat.read(path, as_version=4), lang, path.name)
+    problems = _edition_problems(edition, lang)
+    assert not problems, "\n".join(problems[:10])
+
+
+def test_the_render_check_sees_the_old_failures():
+    """The lines the issue found broken in the old editions are all caught."""
+    broken = {
+        "ko": [
+            "⬅️ 이전 · 강좌 소개](00_introduction.html)",
+            "**시간:** 약 40분 · about 40 min (실행 1분 미만",
+            "- 데이터 ·",
+            "← 이전 · Previous: [04](04.ipynb)",
+            "## 참고 문헌 · References",
+            '<img src="x.svg" alt="Open In Colab"/>',
+        ],
+        "en": ["Previous: [00. Next: 02", "**Prerequisites:** notebooks 03 and 04 — · **Time:**", "- 데이터"],
+    }
+    for lang, lines in broken.items():
+        for line in lines:
+            nb = new_notebook(cells=[new_markdown_cell(line)])
+            assert _edition_problems(nb, lang), (lang, line)
