@@ -1,74 +1,349 @@
-"""Export every course notebook as reveal.js slides, ready to present.
+"""Export every course notebook as a reveal.js lecture deck that works offline.
 
-    python tools/slides.py                          # build/slides/{both,ko,en}/NN_name.slides.html
-    python tools/slides.py --lang ko 05             # Korean slides of notebooks matching "05"
-    python tools/slides.py --reveal-dir DIR         # offline: copy a local reveal.js 4 into build/slides/
+    python tools/slides.py                  # build/slides/{both,ko,en}/NN_name.slides.html
+    python tools/slides.py --lang ko 05     # Korean deck of notebooks matching "05"
+    python tools/slides.py --reveal-cdn     # load reveal.js from the public CDN instead (needs a network)
+    python tools/slides.py --reveal-dir DIR # use a reveal.js 4 folder you already have
 
-The slides come from the executed editions that tools/website.py keeps in
-build/executed-editions/ (notebooks not yet executed there are executed first), cut by the
-slide metadata that tools/sync_notebooks.py sets on every cell: each ``##`` section is a
-slide, each idea (prose pair, code cell with its figure) a sub-slide below it (press ↓ or
-space), and in the bilingual deck the English text appears as a fragment under the Korean.
-Press ``s`` for the speaker view and ``?`` for the keys.
+The decks come from the executed editions that tools/website.py keeps in
+build/executed-editions/ (notebooks not yet executed there are executed first). A deck is a
+lecture deck, not the notebook on a projector (:func:`lecture_cells`):
 
-Where reveal.js comes from: the pages load ``<prefix>/dist/reveal.js``, its CSS and the notes
-plugin. By default the prefix is nbconvert's, a public CDN (unpkg), so the slides need the
-network. To present offline, fetch reveal.js 4 once — e.g. ``npm pack reveal.js@4`` and
-``tar xzf reveal.js-4.*.tgz`` give a ``package/`` folder, or unzip a release from the
-reveal.js site — and pass that folder with ``--reveal-dir``: it is copied to
-build/slides/reveal.js/ and the slides load it from there, so build/slides/ works anywhere
-without a network. ``--reveal-prefix`` sets any other URL or path. Math is MathML made at
-build time and nothing else is fetched.
+- each ``##`` section is a slide and each ``###`` heading, code cell and figure a sub-slide
+  below it (↓ or space), every one headed by its section's title;
+- what a slide shows is the heading, the key formula (the prose's display math), the code,
+  the figure, and the "what to notice" line under the figure; the full prose of the notebook
+  goes into reveal.js speaker notes (press ``s`` for the speaker view);
+- so that nothing is cut on a 16:9 screen (1280×720), a code cell and its figure are on
+  separate sub-slides, long code and long printed output are split across sub-slides, code
+  lines wrap instead of running off the right edge, and figures are scaled to the screen.
+
+Offline by default: reveal.js 4 (:data:`REVEAL_VERSION`) is fetched once from the npm
+registry with ``npm pack`` (Node.js's npm), kept in build/reveal.js-<version>/, and copied to
+build/slides/reveal.js/; the Korean web font made from the bundled NanumGothic
+(tools/webfont.py) goes to build/slides/fonts/. No reveal.js theme is loaded (the "simple"
+theme would fetch Google Fonts); the deck's own style sheet is in the template. Formulas are
+MathML made at build time. So build/slides/ presents anywhere without a network.
 """
 
 from __future__ import annotations
 
 import argparse
+import copy
+import math
+import re
 import shutil
+import subprocess
 import sys
+import tarfile
 from pathlib import Path
 
 import nbformat
+from nbformat.v4 import new_code_cell, new_markdown_cell
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import course_table
 import editions
+import nbtemplate
+import webfont
 import website
 from nbrun import ROOT
 
 SLIDES = ROOT / "build" / "slides"
-CDN_PREFIX = "https://unpkg.com/reveal.js@4.0.2"  # nbconvert's own default
+REVEAL_VERSION = "4.6.1"
+REVEAL_CACHE = ROOT / "build" / f"reveal.js-{REVEAL_VERSION}"
+CDN_PREFIX = f"https://unpkg.com/reveal.js@{REVEAL_VERSION}"
+REVEAL_FILES = ("dist/reveal.js", "dist/reveal.css", "dist/reset.css", "plugin/notes/notes.js", "LICENSE")
+WIDTH, HEIGHT = 1280, 720
+CODE_LINES = 22  # most screen lines of code (or printed output) on one sub-slide
+WRAP = 118  # characters per screen line of code at the deck's code font size
+_NOTICE = re.compile(r"^\s*\*\*(?:눈여겨볼 점|What to notice)")
+_HEADING = re.compile(r"^(#{1,6})\s+(.*)$")
+_LIST_ITEM = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+|^\s{2,}\S")
+SHORT_LIST = 700  # characters: a list cell up to this long is shown, a longer one goes to the notes
+_DISPLAY_MATH = re.compile(r"\$\$.+?\$\$|\\begin\{(equation|align)\*?\}.+?\\end\{\1\*?\}", re.DOTALL)
 
 
-def export(executed: Path, lang: str, target: Path, reveal_prefix: str = CDN_PREFIX) -> Path:
-    """Write the slides of one executed notebook (of edition ``lang``) to ``target``."""
-    nb = website.for_static_page(nbformat.read(executed, as_version=4), lang, link_suffix=".slides.html")
-    exporter = website.CourseSlidesExporter(
-        reveal_url_prefix=reveal_prefix,
-        reveal_scroll=True,
-        reveal_width="1280",
-        reveal_height="720",
-        reveal_number="c/t",
+# --- From a notebook to a lecture deck -----------------------------------------------------------
+
+
+def _screen_lines(text: str) -> int:
+    """Lines ``text`` takes on a slide once long lines wrap at :data:`WRAP` characters."""
+    return sum(max(1, math.ceil(len(line) / WRAP)) for line in text.rstrip("\n").split("\n"))
+
+
+def _chunks(text: str, limit: int = CODE_LINES) -> list[str]:
+    """``text`` cut at line ends into pieces of at most ``limit`` screen lines each."""
+    pieces, current, used = [], [], 0
+    for line in text.rstrip("\n").split("\n"):
+        size = _screen_lines(line)
+        if current and used + size > limit:
+            pieces.append("\n".join(current))
+            current, used = [], 0
+        current.append(line)
+        used += size
+    pieces.append("\n".join(current))
+    return pieces
+
+
+def _kind(cell: dict, index: int, setup: int | None) -> str:
+    """What a cell is for the deck: title, setup, heading, notice, nav, list, prose or code."""
+    if index == 0:
+        return "title"
+    if index == setup:
+        return "setup"
+    if cell["cell_type"] == "code":
+        return "code"
+    if course_table.NAV_TAG in nbtemplate.tags(cell):
+        return "nav"
+    text = nbtemplate.source(cell)
+    if _NOTICE.match(text):
+        return "notice"
+    lines = [line for line in text.splitlines() if line.strip()]
+    if lines and all(_HEADING.match(line) for line in lines):
+        return "heading"
+    other = [line for line in lines if not (_HEADING.match(line) or _LIST_ITEM.match(line))]
+    if len(text) <= SHORT_LIST and len(other) <= 1 and len(other) < len(lines) - 1:
+        return "list"  # learning goals, a short summary (a list, perhaps after one line): shown
+    return "prose"
+
+
+def _md(text: str, slide_type: str, part: str) -> nbformat.NotebookNode:
+    return new_markdown_cell(text, metadata={"slideshow": {"slide_type": slide_type}, "deck_part": part})
+
+
+def _code(cell: dict, slide_type: str, part: str, source: str | None = None, outputs=None):
+    new = new_code_cell(
+        nbtemplate.source(cell) if source is None else source,
+        metadata={"slideshow": {"slide_type": slide_type}, "deck_part": part},
+        execution_count=cell.get("execution_count"),
     )
-    body, _ = exporter.from_notebook_node(
-        nb,
-        resources={"metadata": {"name": nb.metadata["title"]}, "figure_alt": website.LABELS[lang]["figure"]},
+    new.outputs = [] if outputs is None else outputs
+    return new
+
+
+def _output_groups(outputs: list) -> list[tuple[str, list]]:
+    """Outputs grouped for slides: ("figure", [one image]), ("text", [outputs]) or ("html", [one])."""
+    groups: list[tuple[str, list]] = []
+    for output in outputs:
+        data = output.get("data", {})
+        if "image/png" in data or "image/svg+xml" in data:
+            groups.append(("figure", [output]))
+        elif "text/html" in data:
+            groups.append(("html", [output]))
+        elif groups and groups[-1][0] == "text":
+            groups[-1][1].append(output)
+        else:
+            groups.append(("text", [output]))
+    return groups
+
+
+def _text_of(outputs: list) -> str:
+    parts = []
+    for output in outputs:
+        if output.get("output_type") == "stream":
+            parts.append(output.get("text", ""))
+        elif "data" in output:
+            parts.append(output["data"].get("text/plain", ""))
+        elif output.get("output_type") == "error":
+            parts.append("\n".join(output.get("traceback", [])))
+    return "".join(parts)
+
+
+def _split_text_outputs(outputs: list) -> list[list]:
+    """Printed output cut into pieces of at most :data:`CODE_LINES` screen lines (as streams)."""
+    text = _text_of(outputs)
+    if _screen_lines(text) <= CODE_LINES:
+        return [outputs]
+    return [[nbformat.v4.new_output("stream", name="stdout", text=piece)] for piece in _chunks(text)]
+
+
+def lecture_cells(cells: list) -> list:
+    """The cells of a lecture deck made from an executed (edition) notebook's ``cells``.
+
+    Returns new cells whose ``metadata.slideshow.slide_type`` cuts the deck (see the module
+    docstring): headings start slides (``#``/``##``) or sub-slides (``###``); prose becomes
+    speaker notes (``"notes"``) and its display math a visible formula; a code cell becomes
+    one sub-slide per piece of its source and one per figure or long output; a "what to
+    notice" cell's first paragraph stays visible, under the figure before it (the rest of it
+    goes to the notes). Every generated sub-slide
+    repeats its section's title as a small running head (a ``####`` heading, ``deck_part: "head"``).
+    """
+    setup = nbtemplate.setup_cell_index(cells)
+    deck: list = []
+    section = ""  # the running head: the current ## (and ###) title
+    formulas_shown: set[str] = set()  # formulas already on a slide
+
+    def head(slide_type: str = "subslide") -> None:
+        deck.append(_md(f"#### {section}", slide_type, "head"))
+
+    for index, cell in enumerate(cells):
+        kind = _kind(cell, index, setup)
+        text = nbtemplate.source(cell)
+        if kind == "setup":
+            continue
+        if kind == "title":
+            deck.append(_md(text, "slide", "title"))
+        elif kind == "heading":
+            level = len(_HEADING.match(text.strip().splitlines()[0]).group(1))
+            titles = [_HEADING.match(line).group(2) for line in text.splitlines() if line.strip()]
+            if level <= 2:
+                section = " / ".join(titles)
+                deck.append(_md(text, "slide", "heading"))
+            else:
+                section = (
+                    section.split(" / ")[0] + " / " + " / ".join(titles) if section else " / ".join(titles)
+                )
+                deck.append(_md(text, "subslide", "heading"))
+        elif kind == "notice":  # its first paragraph under the figure, all of it in the notes
+            line, _, rest = text.strip().partition("\n\n")
+            deck.append(_md(line, "-", "notice"))
+            if rest.strip():
+                deck.append(_md(text, "notes", "notes"))
+        elif kind == "nav":
+            deck.append(_md(text, "subslide", "nav"))
+        elif kind == "list":
+            first, _, rest = text.partition("\n")
+            match = _HEADING.match(first)
+            if match and len(match.group(1)) <= 2:
+                section = match.group(2)
+            slide_type = "slide" if match and len(match.group(1)) <= 2 else "subslide" if match else "-"
+            if slide_type == "-" and deck and deck[-1].metadata["deck_part"] == "list":
+                head()  # the English twin of a list gets its own sub-slide
+            deck.append(_md(text, slide_type, "list"))
+        elif kind == "prose":
+            lines = text.splitlines()
+            heading = [line for line in lines[:1] if _HEADING.match(line)]
+            if heading and _HEADING.match(heading[0]).group(1) in ("#", "##"):
+                section = _HEADING.match(heading[0]).group(2)
+                deck.append(_md(heading[0], "slide", "heading"))
+            elif heading:
+                deck.append(_md(heading[0], "subslide", "heading"))
+            formulas = [m.group(0) for m in _DISPLAY_MATH.finditer(text) if m.group(0) not in formulas_shown]
+            if formulas:  # the English twin holds the same formulas: show them once
+                formulas_shown.update(formulas)
+                deck.append(_md("\n\n".join(formulas), "-", "formula"))
+            deck.append(_md(text, "notes", "notes"))
+        else:  # code
+            pieces = _chunks(text) if text.strip() else []
+            groups = _output_groups(cell.get("outputs", []))
+            for number, piece in enumerate(pieces):
+                head()
+                last = number == len(pieces) - 1
+                outputs = []
+                if last and groups and groups[0][0] == "text":
+                    shown = _text_of(groups[0][1])
+                    if _screen_lines(piece) + _screen_lines(shown) <= CODE_LINES:
+                        outputs = groups.pop(0)[1]
+                deck.append(_code(cell, "-", "code", piece, outputs))
+            for kind_of, outputs in groups:
+                for part in _split_text_outputs(outputs) if kind_of == "text" else [outputs]:
+                    head()
+                    deck.append(_code(cell, "-", "output", "", part))
+    return deck
+
+
+def lecture_notebook(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
+    """A copy of ``nb`` whose cells are :func:`lecture_cells` (metadata kept)."""
+    deck = copy.deepcopy(nb)
+    deck.cells = lecture_cells(nb.cells)
+    return deck
+
+
+# --- reveal.js, offline -----------------------------------------------------------------------
+
+
+def fetch_reveal(cache: Path = REVEAL_CACHE, version: str = REVEAL_VERSION) -> Path:
+    """A reveal.js ``version`` folder (``dist/``, ``plugin/``), fetched once from the npm registry.
+
+    Runs ``npm pack reveal.js@<version>`` and unpacks the tarball into ``cache``; later calls
+    return ``cache`` at once. Raises SystemExit with what to do when npm is missing or fails.
+    """
+    if all((cache / name).is_file() for name in REVEAL_FILES):
+        return cache
+    npm = shutil.which("npm")
+    if npm is None:
+        raise SystemExit(
+            "reveal.js is needed for offline slides and is fetched with npm, which was not found.\n"
+            "Install Node.js (which includes npm, https://nodejs.org), or pass a reveal.js 4 folder\n"
+            "with --reveal-dir DIR, or load reveal.js from the network with --reveal-cdn."
+        )
+    download = cache.parent / f"{cache.name}.download"
+    shutil.rmtree(download, ignore_errors=True)
+    download.mkdir(parents=True)
+    print(f"fetching reveal.js {version} from the npm registry (once) ...", flush=True)
+    done = subprocess.run(
+        [npm, "pack", f"reveal.js@{version}", "--silent"], cwd=download, capture_output=True, text=True
     )
-    target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text(body, encoding="utf-8")
-    return target
+    tarballs = sorted(download.glob("reveal.js-*.tgz"))
+    if done.returncode != 0 or not tarballs:
+        raise SystemExit(
+            f"npm pack reveal.js@{version} failed ({done.stderr.strip()[-500:] or 'no tarball'}).\n"
+            "Check the network or npm's registry setting (npm config get registry), or pass a\n"
+            "reveal.js 4 folder with --reveal-dir DIR, or use --reveal-cdn."
+        )
+    with tarfile.open(tarballs[0]) as archive:
+        archive.extractall(download, filter="data")
+    shutil.rmtree(cache, ignore_errors=True)
+    (download / "package").rename(cache)
+    shutil.rmtree(download, ignore_errors=True)
+    return cache
 
 
 def copy_reveal(reveal_dir: Path, out: Path = SLIDES) -> str:
-    """Copy reveal.js's ``dist/`` and ``plugin/`` from ``reveal_dir`` to ``out/reveal.js``;
-    returns the prefix the slides in ``out/<lang>/`` use to load it."""
-    if not (reveal_dir / "dist" / "reveal.js").is_file() or not (reveal_dir / "plugin" / "notes").is_dir():
-        raise SystemExit(f"{reveal_dir} is not a reveal.js 4 folder (no dist/reveal.js or plugin/notes/)")
-    for part in ("dist", "plugin"):
-        shutil.copytree(reveal_dir / part, out / "reveal.js" / part, dirs_exist_ok=True)
-    license_file = reveal_dir / "LICENSE"
-    if license_file.is_file():
-        shutil.copy(license_file, out / "reveal.js" / "LICENSE")
+    """Copy what the decks load from reveal.js (:data:`REVEAL_FILES`) from ``reveal_dir`` to
+    ``out/reveal.js``; returns the prefix the decks in ``out/<lang>/`` use to load it."""
+    missing = [name for name in REVEAL_FILES[:-1] if not (reveal_dir / name).is_file()]
+    if missing:
+        raise SystemExit(f"{reveal_dir} is not a reveal.js 4 folder (missing {', '.join(missing)})")
+    for name in REVEAL_FILES:
+        if (reveal_dir / name).is_file():
+            (out / "reveal.js" / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy(reveal_dir / name, out / "reveal.js" / name)
     return "../reveal.js"
+
+
+# --- Export ----------------------------------------------------------------------------------
+
+
+def export(
+    executed: Path,
+    lang: str,
+    target: Path,
+    reveal_prefix: str = "../reveal.js",
+    fonts_prefix: str = "../fonts",
+) -> Path:
+    """Write the lecture deck of one executed notebook (of edition ``lang``) to ``target``.
+
+    ``reveal_prefix`` and ``fonts_prefix`` are where the page finds reveal.js and the web
+    font, relative to ``target`` (or URLs). Returns ``target``.
+    """
+    page = website.for_static_page(nbformat.read(executed, as_version=4), lang, link_suffix=".slides.html")
+    badge = website.OFFLINE_BADGE.replace("Open in Colab", nbtemplate.BADGE_ALT[lang])  # in the deck's language
+    for cell in page.cells:
+        if cell.cell_type == "markdown":
+            cell.source = cell.source.replace(website.OFFLINE_BADGE, badge)
+    deck = lecture_notebook(page)
+    exporter = website.CourseSlidesExporter(
+        reveal_url_prefix=reveal_prefix,
+        reveal_width=str(WIDTH),
+        reveal_height=str(HEIGHT),
+        reveal_number="c/t",
+        exclude_input_prompt=True,
+        exclude_output_prompt=True,
+    )
+    resources = {
+        "metadata": {"name": page.metadata["title"]},
+        "figure_alt": website.LABELS[lang]["figure"],
+        "language_code": website.LABELS[lang]["html_lang"],
+        "course_font_css": webfont.font_face_css(fonts_prefix),
+        "course_font_stack": webfont.font_stack('"Source Sans 3"', '"Helvetica Neue"', "Arial", "sans-serif"),
+        "course_mono_stack": webfont.font_stack('"DejaVu Sans Mono"', "Menlo", "Consolas", "monospace"),
+    }
+    body, _ = exporter.from_notebook_node(deck, resources=resources)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(body, encoding="utf-8")
+    return target
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -77,28 +352,29 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--lang", type=editions.parse_languages, default=website.EDITIONS, help="comma-separated editions"
     )
-    parser.add_argument(
-        "--reveal-dir", type=Path, help="a local reveal.js 4 folder to copy next to the slides"
+    source = parser.add_mutually_exclusive_group()
+    source.add_argument(
+        "--reveal-dir", type=Path, help="a local reveal.js 4 folder to copy next to the decks"
     )
-    parser.add_argument(
-        "--reveal-prefix", default=None, help=f"URL or path of reveal.js (default {CDN_PREFIX})"
+    source.add_argument(
+        "--reveal-cdn", action="store_true", help=f"load reveal.js from {CDN_PREFIX} (needs a network)"
     )
     parser.add_argument("--force", action="store_true", help="execute the notebooks again")
     args = parser.parse_args(argv)
-    prefix = args.reveal_prefix or CDN_PREFIX
-    if args.reveal_dir:
-        prefix = copy_reveal(args.reveal_dir)
+    if args.reveal_cdn:
+        prefix = CDN_PREFIX
+    else:
+        prefix = copy_reveal(args.reveal_dir or fetch_reveal())
     executed, failed = website.execute_editions(args.lang, args.pattern, force=args.force)
+    text = "".join(path.read_text(encoding="utf-8") for paths in executed.values() for path in paths)
+    webfont.build(SLIDES / "fonts", text)
     count = 0
     for lang, paths in executed.items():
         for path in paths:
             export(path, lang, SLIDES / lang / f"{path.stem}.slides.html", prefix)
             count += 1
-    print(f"\n{count} slide deck(s) in {SLIDES} (reveal.js from {prefix})")
-    if prefix == CDN_PREFIX:
-        print(
-            "these load reveal.js from the network; for offline slides see --reveal-dir in this script's help"
-        )
+    where = "the network (--reveal-cdn)" if args.reveal_cdn else f"{SLIDES / 'reveal.js'}"
+    print(f"\n{count} slide deck(s) in {SLIDES} (reveal.js from {where}); press s in a deck for the notes")
     return 1 if failed else 0
 
 

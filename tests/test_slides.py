@@ -1,0 +1,205 @@
+"""Lecture decks: what a slide shows, what goes to the speaker notes, and (in headless
+Chromium) that every slide fits a 16:9 screen and draws Hangul with the course's web font.
+
+The decks are built from a small fixture notebook in the course's shape, with the hard cases
+(long prose with a formula, long code with a long line, long printed output, a tall figure with
+a Korean title, a "what to notice" line), executed once in a Korean and a bilingual edition.
+"""
+
+import gc
+import json
+import re
+import shutil
+import warnings
+from pathlib import Path
+
+import editions
+import nbformat
+import nbtemplate
+import pytest
+import slides
+import webfont
+from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
+from nbrun import execute
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _ko(text):
+    return new_markdown_cell(text, metadata={"tags": ["lang-ko"]})
+
+
+def _en(text):
+    return new_markdown_cell(text, metadata={"tags": ["lang-en"]})
+
+
+FORMULA = r"$$PE_{(p,\,2i)} = \sin\!\left(\frac{p}{10000^{2i/d_\text{model}}}\right)$$"
+KO_PROSE = " ".join(["사인파 위치 인코딩은 위치마다 서로 다른 주기의 사인과 코사인 값을 붙입니다."] * 14)
+EN_PROSE = " ".join(["The sinusoidal encoding gives each position sines and cosines of many periods."] * 14)
+LONG_CODE = "\n".join(
+    [f"row_{i} = [round(float(np.sin(p / 10000 ** ({i} / 64))), 3) for p in range(6)]" for i in range(30)]
+    + ["print('a very long line ' + 'x' * 190)", "for i in range(40):", "    print(i, '위치', i * 0.5)"]
+)
+FIGURE = """fig, ax = plt.subplots(figsize=(7, 11))
+ax.plot(np.sin(np.arange(50) / 5))
+ax.set_title(posviz.t("세로로 아주 긴 그림", "A very tall figure"));"""
+
+
+def deck_fixture() -> nbformat.NotebookNode:
+    """A bilingual notebook with the cases that used to run off a slide."""
+    return new_notebook(
+        cells=[
+            new_markdown_cell("# 99. 슬라이드 점검 · Deck check"),
+            _ko(
+                "### 학습 목표\n\n1. 긴 설명은 발표자 노트로 보낼 수 있다.\n2. 그림이 화면에 맞는지 확인할 수 있다."
+            ),
+            _en(
+                "### Learning goals\n\n1. Send long prose to the speaker notes.\n2. Check that a figure fits."
+            ),
+            new_code_cell('import posviz\n\nposviz.setup(lang="both", seed=0)'),
+            new_markdown_cell("## 1. 긴 설명과 공식 · Long prose and a formula"),
+            _ko(f"{KO_PROSE}\n\n{FORMULA}\n\n{KO_PROSE}"),
+            _en(f"{EN_PROSE}\n\n{FORMULA}\n\n{EN_PROSE}"),
+            new_code_cell(LONG_CODE),
+            new_markdown_cell("## 2. 큰 그림 · A big figure"),
+            new_code_cell(FIGURE),
+            _ko("**눈여겨볼 점.** 그림 전체와 이 줄이 한 화면에 함께 보여야 합니다. " * 2),
+            _en("**What to notice.** The whole figure and this line must fit on one screen. " * 2),
+            new_markdown_cell("## 한눈에 정리 · Summary"),
+            _ko("- 설명은 노트에, 공식과 그림은 화면에.\n- 긴 코드는 여러 화면으로 나눕니다."),
+            _en("- Prose in the notes, formulas and figures on the slide.\n- Long code is split."),
+        ]
+    )
+
+
+def test_lecture_cells_show_formula_figure_and_notice_and_keep_prose_in_the_notes():
+    nb = deck_fixture()
+    nbtemplate.apply_slide_types(nb.cells)
+    nb.cells[9].outputs = [
+        nbformat.v4.new_output("display_data", data={"image/png": "iVBOR", "text/plain": "x"})
+    ]
+    deck = slides.lecture_cells(nb.cells)
+    parts = [(c.metadata.deck_part, c.metadata.slideshow.slide_type) for c in deck]
+    notes = [c.source for c in deck if c.metadata.deck_part == "notes"]
+    assert notes == [nb.cells[5].source, nb.cells[6].source], "the full prose goes to the notes, once"
+    formulas = [c.source for c in deck if c.metadata.deck_part == "formula"]
+    assert formulas == [FORMULA], "the key formula is shown once, though both languages hold it"
+    assert ("heading", "slide") in parts and parts.count(("notice", "-")) == 2
+    figure = next(i for i, c in enumerate(deck) if c.metadata.deck_part == "output")
+    assert [p for p, _ in parts[figure - 1 : figure + 3]] == ["head", "output", "notice", "notice"]
+    assert deck[figure - 1].source == "#### 2. 큰 그림 · A big figure", "the sub-slide repeats its section"
+    code = [c.source for c in deck if c.metadata.deck_part == "code"]
+    assert "\n".join(code) == LONG_CODE + "\n" + FIGURE, "code is split at line ends, nothing lost"
+    assert len(code) >= 3 and all(slides._screen_lines(piece) <= slides.CODE_LINES for piece in code)
+    assert not [c for c in deck if "posviz.setup" in c.source], "no setup cell in a lecture"
+
+
+def test_long_lines_count_as_several_screen_lines():
+    assert slides._screen_lines("a" * (slides.WRAP * 2 + 1)) == 3
+    assert slides._chunks("\n".join(["x"] * 50), limit=20) == ["\n".join(["x"] * 20)] * 2 + [
+        "\n".join(["x"] * 10)
+    ]
+
+
+def test_missing_npm_says_what_to_do(monkeypatch, tmp_path):
+    monkeypatch.setattr(shutil, "which", lambda name: None)
+    with pytest.raises(SystemExit, match="(?s)Install Node.js.*--reveal-dir.*--reveal-cdn"):
+        slides.fetch_reveal(tmp_path / "reveal")
+
+
+# --- built and opened in a browser ---------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def decks(tmp_path_factory):
+    """The fixture notebook's Korean and bilingual decks, with reveal.js and the web font next to them."""
+    if shutil.which("npm") is None and not all(
+        (slides.REVEAL_CACHE / f).is_file() for f in slides.REVEAL_FILES
+    ):
+        pytest.skip("npm (Node.js) is needed once to fetch reveal.js")
+    out = tmp_path_factory.mktemp("slides")
+    source = out / "99_deck_check.ipynb"
+    nb = deck_fixture()
+    nbtemplate.sync_cells(nb.cells, source.name)
+    nbformat.write(nb, source)
+    prefix = slides.copy_reveal(slides.fetch_reveal(), out)
+    built, text = {}, ""
+    for lang in ("ko", "both"):
+        edition = nb if lang == "both" else editions.make_edition(nb, lang, source.name)
+        run = execute(source, notebook=edition)
+        assert not run.problems, run.problems
+        executed = out / f"{lang}.ipynb"
+        nbformat.write(run.notebook, executed)
+        text += executed.read_text(encoding="utf-8")
+        built[lang] = executed
+    with warnings.catch_warnings():  # fontTools leaves the .ttf files to the garbage collector
+        warnings.simplefilter("ignore", ResourceWarning)
+        webfont.build(out / "fonts", text)
+        gc.collect()
+    return {
+        lang: slides.export(path, lang, out / lang / "99_deck_check.slides.html", prefix)
+        for lang, path in built.items()
+    }
+
+
+def test_deck_loads_nothing_from_the_network_and_has_no_theme(decks):
+    html = decks["ko"].read_text(encoding="utf-8")
+    assert '<script src="../reveal.js/dist/reveal.js">' in html and "/dist/theme/" not in html
+    assert not re.search(r'<(?:img|link|iframe|script)[^>]*(?:src|href)="https?://', html)
+    assert "fonts.googleapis" not in html and "@import" not in html
+    assert f'font-family: "{webfont.FAMILY}"' in html and 'url("../fonts/' in html
+    assert (
+        html.count('<aside class="notes">') == 1 and KO_PROSE[:40] in html.split('<aside class="notes">')[1]
+    )
+
+
+WALK = """() => {
+  const config = Reveal.getConfig();
+  const out = [];
+  for (const slide of Reveal.getSlides()) {
+    const {h, v} = Reveal.getIndices(slide);
+    Reveal.slide(h, v, 1e6);  // every fragment shown
+    const wide = [...slide.querySelectorAll("pre, img, table, math")].filter(
+      (el) => el.scrollWidth > el.clientWidth + 1 || el.getBoundingClientRect().right >
+              slide.getBoundingClientRect().right + 1);
+    out.push({h, v, height: slide.scrollHeight, width: slide.scrollWidth, wide: wide.length,
+              text: slide.innerText.slice(0, 60), zoom: slide.style.zoom || "",
+              shrunk: [...slide.querySelectorAll("img")].some((img) => img.style.maxHeight)});
+  }
+  return {total: Reveal.getTotalSlides(), slides: out};
+}"""
+
+
+def walk_deck(page, deck: Path, name: str) -> dict:
+    """Open ``deck``, visit every slide (screenshots in build/screenshots/<name>_<n>.png) and
+    return Reveal.getTotalSlides() with each slide's content size in CSS pixels."""
+    from browser import screenshot
+
+    page.goto(deck.as_uri())
+    page.wait_for_function("() => window.Reveal && Reveal.isReady()")
+    page.evaluate("document.fonts.ready.then(() => true)")
+    result = page.evaluate(WALK)
+    for number, slide in enumerate(result["slides"]):
+        page.evaluate(f"Reveal.slide({slide['h']}, {slide['v']}, 1e6)")
+        page.wait_for_timeout(50)
+        screenshot(page, f"{name}_{number:02d}")
+    return result
+
+
+@pytest.mark.parametrize("lang", ["ko", "both"])
+def test_every_slide_fits_a_16_9_screen_and_hangul_uses_the_web_font(decks, lang):
+    from browser import chromium_page, platform_fonts
+
+    with chromium_page(width=slides.WIDTH, height=slides.HEIGHT) as page:
+        result = walk_deck(page, decks[lang], f"slides_{lang}")
+        assert result["total"] == len(result["slides"]) >= 8
+        too_big = [
+            s
+            for s in result["slides"]
+            if s["height"] > slides.HEIGHT or s["width"] > slides.WIDTH or s["wide"]
+        ]
+        assert not too_big, json.dumps(too_big, ensure_ascii=False, indent=1)
+        page.evaluate("Reveal.slide(0, 0)")
+        fonts = platform_fonts(page, ".reveal .slides h1")
+        assert any(f["familyName"] == webfont.SOURCE_FAMILY and f["isCustomFont"] for f in fonts), fonts
+        assert page.blocked == [], "the deck asked the network for something"
