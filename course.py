@@ -5,7 +5,7 @@
     python3 course.py test    # make .venv if missing, install, run the test suite
     python3 course.py lab     # make .venv if missing, install, open JupyterLab on notebooks/
     python3 course.py site    # ... build the offline website (three editions) into build/site/
-    python3 course.py slides  # ... export reveal.js slides into build/slides/ (--reveal-dir DIR: offline)
+    python3 course.py slides  # ... export offline reveal.js lecture decks into build/slides/
     python3 course.py editions  # ... write Korean-only and English-only notebooks into build/editions/
 
 Works the same on Linux, macOS and Windows (``py course.py run``). Uses only the standard

@@ -229,19 +229,22 @@ def test_website_turns_math_into_mathml_and_links_into_pages(tmp_path):
     assert not website.MathMLRenderer.problems
 
 
-def test_slides_are_cut_by_the_metadata_and_load_reveal_locally(executed_edition, tmp_path):
+def test_slides_are_cut_into_a_lecture_deck_and_load_reveal_locally(executed_edition, tmp_path):
     path, run = executed_edition
     target = slides.export(path, "en", tmp_path / "en" / "deck.slides.html", reveal_prefix="../reveal.js")
     html = target.read_text(encoding="utf-8")
-    kinds = [c.metadata.slideshow.slide_type for c in run.notebook.cells]
+    deck = slides.lecture_cells(website.for_static_page(run.notebook, "en").cells)
+    kinds = [c.metadata.slideshow.slide_type for c in deck]
     # every slide is an outer <section> holding its sub-slides, the first of which starts with it
     assert html.count("<section") == 2 * kinds.count("slide") + kinds.count("subslide")
-    assert html.count('class="fragment"') == kinds.count("fragment")
-    assert '<script src="../reveal.js/dist/reveal.js">' in html
+    assert html.count('<aside class="notes">') == kinds.count("notes") > 0, "prose goes to the speaker notes"
+    assert '<script src="../reveal.js/dist/reveal.js">' in html and "/dist/theme/" not in html
     assert not re.search(r'<(?:img|link|iframe|script)[^>]*(?:src|href)="https?://', html), (
         "nothing is loaded from the network"
     )
-    assert len(re.findall(r'<img [^>]*src="data:image/png;base64,', html)) == _pngs(run.notebook)
+    setup = nbtemplate.setup_cell_index(run.notebook.cells)
+    figures = _pngs(run.notebook) - _pngs(nbformat.v4.new_notebook(cells=[run.notebook.cells[setup]]))
+    assert len(re.findall(r'<img [^>]*src="data:image/png;base64,', html)) == figures
 
 
 # --- glossary ----------------------------------------------------------------------------------

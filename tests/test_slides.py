@@ -110,14 +110,15 @@ def test_missing_npm_says_what_to_do(monkeypatch, tmp_path):
 # --- built and opened in a browser ---------------------------------------------------------------
 
 
-@pytest.fixture(scope="module")
-def decks(tmp_path_factory):
-    """The fixture notebook's Korean and bilingual decks, with reveal.js and the web font next to them."""
+def build_decks(out: Path) -> dict[str, Path]:
+    """The fixture notebook's Korean and bilingual decks in ``out``, with reveal.js and the web
+    font next to them (reveal.js fetched once with npm, as ``python tools/slides.py`` does)."""
     if shutil.which("npm") is None and not all(
         (slides.REVEAL_CACHE / f).is_file() for f in slides.REVEAL_FILES
     ):
-        pytest.skip("npm (Node.js) is needed once to fetch reveal.js")
-    out = tmp_path_factory.mktemp("slides")
+        from browser import _unavailable
+
+        _unavailable("npm (Node.js) is needed once to fetch reveal.js")
     source = out / "99_deck_check.ipynb"
     nb = deck_fixture()
     nbtemplate.sync_cells(nb.cells, source.name)
@@ -142,15 +143,12 @@ def decks(tmp_path_factory):
     }
 
 
-def test_deck_loads_nothing_from_the_network_and_has_no_theme(decks):
-    html = decks["ko"].read_text(encoding="utf-8")
+def check_deck_html(html: str) -> None:
+    """A deck loads nothing from the network, no reveal.js theme, and the course's web font."""
     assert '<script src="../reveal.js/dist/reveal.js">' in html and "/dist/theme/" not in html
     assert not re.search(r'<(?:img|link|iframe|script)[^>]*(?:src|href)="https?://', html)
     assert "fonts.googleapis" not in html and "@import" not in html
     assert f'font-family: "{webfont.FAMILY}"' in html and 'url("../fonts/' in html
-    assert (
-        html.count('<aside class="notes">') == 1 and KO_PROSE[:40] in html.split('<aside class="notes">')[1]
-    )
 
 
 WALK = """() => {
@@ -178,6 +176,7 @@ def walk_deck(page, deck: Path, name: str) -> dict:
     page.goto(deck.as_uri())
     page.wait_for_function("() => window.Reveal && Reveal.isReady()")
     page.evaluate("document.fonts.ready.then(() => true)")
+    page.evaluate("Reveal.configure({transition: 'none', backgroundTransition: 'none'})")
     result = page.evaluate(WALK)
     for number, slide in enumerate(result["slides"]):
         page.evaluate(f"Reveal.slide({slide['h']}, {slide['v']}, 1e6)")
@@ -186,20 +185,27 @@ def walk_deck(page, deck: Path, name: str) -> dict:
     return result
 
 
-@pytest.mark.parametrize("lang", ["ko", "both"])
-def test_every_slide_fits_a_16_9_screen_and_hangul_uses_the_web_font(decks, lang):
+def test_decks_fit_a_16_9_screen_offline_and_draw_hangul_with_the_web_font(tmp_path):
+    """One test for both decks, so that the fixture is executed once however pytest-xdist splits tests."""
     from browser import chromium_page, platform_fonts
 
+    decks = build_decks(tmp_path)
+    ko = decks["ko"].read_text(encoding="utf-8")
+    for path in decks.values():
+        check_deck_html(path.read_text(encoding="utf-8"))
+    assert ko.count('<aside class="notes">') == 1 and KO_PROSE[:40] in ko.split('<aside class="notes">')[1]
+    assert "Open In Colab" not in ko and "What to notice" not in ko
     with chromium_page(width=slides.WIDTH, height=slides.HEIGHT) as page:
-        result = walk_deck(page, decks[lang], f"slides_{lang}")
-        assert result["total"] == len(result["slides"]) >= 8
-        too_big = [
-            s
-            for s in result["slides"]
-            if s["height"] > slides.HEIGHT or s["width"] > slides.WIDTH or s["wide"]
-        ]
-        assert not too_big, json.dumps(too_big, ensure_ascii=False, indent=1)
-        page.evaluate("Reveal.slide(0, 0)")
-        fonts = platform_fonts(page, ".reveal .slides h1")
-        assert any(f["familyName"] == webfont.SOURCE_FAMILY and f["isCustomFont"] for f in fonts), fonts
-        assert page.blocked == [], "the deck asked the network for something"
+        for lang, deck in decks.items():
+            result = walk_deck(page, deck, f"slides_{lang}")
+            assert result["total"] == len(result["slides"]) >= 8
+            too_big = [
+                s
+                for s in result["slides"]
+                if s["height"] > slides.HEIGHT or s["width"] > slides.WIDTH or s["wide"]
+            ]
+            assert not too_big, json.dumps(too_big, ensure_ascii=False, indent=1)
+            page.evaluate("Reveal.slide(0, 0)")
+            fonts = platform_fonts(page, ".reveal .slides h1")
+            assert any(f["familyName"] == webfont.SOURCE_FAMILY and f["isCustomFont"] for f in fonts), fonts
+        assert page.blocked == [], "a deck asked the network for something"

@@ -4,8 +4,11 @@
     python tools/sync_notebooks.py --check    # change nothing; exit 1 if a notebook is out of step
     python tools/sync_notebooks.py FILE ...   # only these notebooks
 
-For each notebook: the Colab badge in the title cell points at the notebook's own path in the
-repository named in pyproject.toml, the first code cell starts with the current setup code,
+For each notebook: the title cell (title, Colab badge, prerequisites and time, in both
+languages) and the last navigation cell ("← previous · next →" over the notebooks that exist)
+are written from the course table in tools/course_table.py, the Colab badge points at the
+notebook's own path in the repository named in pyproject.toml, the first code cell starts
+with the current setup code,
 and every cell carries reveal.js slide metadata derived from the notebook's structure (see
 ``nbtemplate.slide_types``), so that ``python tools/slides.py`` gives lecture slides with no
 hand editing. Running it twice changes nothing the second time.
@@ -20,6 +23,7 @@ from pathlib import Path
 import nbformat
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import course_table
 import nbtemplate
 from nbrun import notebook_paths
 
@@ -45,6 +49,8 @@ def main(argv: list[str] | None = None) -> int:
     paths = args.notebooks or notebook_paths()
     stale = 0
     for path in paths:
+        if path.name not in course_table.BY_FILE:
+            print(f"{path.name}: not in the course table (tools/course_table.py), so its title and navigation are left as they are")
         changes = sync_file(path, write=not args.check)
         if changes:
             stale += 1
