@@ -157,9 +157,9 @@ WALK = """() => {
   for (const slide of Reveal.getSlides()) {
     const {h, v} = Reveal.getIndices(slide);
     Reveal.slide(h, v, 1e6);  // every fragment shown
+    const right = slide.getBoundingClientRect().right + 1;  // nothing drawn past the slide's edge
     const wide = [...slide.querySelectorAll("pre, img, table, math")].filter(
-      (el) => el.scrollWidth > el.clientWidth + 1 || el.getBoundingClientRect().right >
-              slide.getBoundingClientRect().right + 1);
+      (el) => el.getBoundingClientRect().right > right || (el.tagName === "PRE" && el.scrollWidth > el.clientWidth + 1));
     out.push({h, v, height: slide.scrollHeight, width: slide.scrollWidth, wide: wide.length,
               text: slide.innerText.slice(0, 60), zoom: slide.style.zoom || "",
               shrunk: [...slide.querySelectorAll("img")].some((img) => img.style.maxHeight)});
