@@ -208,4 +208,25 @@ def test_decks_fit_a_16_9_screen_offline_and_draw_hangul_with_the_web_font(tmp_p
             page.evaluate("Reveal.slide(0, 0)")
             fonts = platform_fonts(page, ".reveal .slides h1")
             assert any(f["familyName"] == webfont.SOURCE_FAMILY and f["isCustomFont"] for f in fonts), fonts
+            if lang == "ko":
+                check_speaker_view(page)
         assert page.blocked == [], "a deck asked the network for something"
+
+
+def check_speaker_view(page) -> None:
+    """Press s on the prose's slide: the speaker view shows the full prose, drawn with the web font."""
+    from browser import screenshot
+
+    page.evaluate("Reveal.slide(1, 0)")  # section 1, whose notes hold the long prose
+    with page.expect_popup() as opened:
+        page.keyboard.press("s")
+    speaker = opened.value
+    speaker.wait_for_function("() => document.getElementById('course-font') !== null", timeout=60_000)
+    speaker.wait_for_function(f"() => document.body.innerText.includes({KO_PROSE[:30]!r})", timeout=60_000)
+    family = json.dumps(webfont.FAMILY)  # document.fonts may report the family name quoted
+    speaker.wait_for_function(
+        f"() => [...document.fonts].some((f) => f.status === 'loaded' && f.family.replaceAll('\"', '') === {family})",
+        timeout=60_000,
+    )
+    speaker.set_viewport_size({"width": slides.WIDTH, "height": slides.HEIGHT})
+    screenshot(speaker, "slides_ko_speaker_view")

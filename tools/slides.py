@@ -29,8 +29,10 @@ MathML made at build time. So build/slides/ presents anywhere without a network.
 from __future__ import annotations
 
 import argparse
+import base64
 import copy
 import math
+import os
 import re
 import shutil
 import subprocess
@@ -196,9 +198,10 @@ def lecture_cells(cells: list) -> list:
                 )
                 deck.append(_md(text, "subslide", "heading"))
         elif kind == "notice":  # its first paragraph under the figure, all of it in the notes
-            line, _, rest = text.strip().partition("\n\n")
-            deck.append(_md(line, "-", "notice"))
-            if rest.strip():
+            paragraphs = text.strip().split("\n\n")
+            shown = 2 if len(paragraphs) > 1 and len(paragraphs[0]) < 30 else 1  # a bare label
+            deck.append(_md("\n\n".join(paragraphs[:shown]), "-", "notice"))
+            if len(paragraphs) > shown:
                 deck.append(_md(text, "notes", "notes"))
         elif kind == "nav":
             deck.append(_md(text, "subslide", "nav"))
@@ -208,8 +211,8 @@ def lecture_cells(cells: list) -> list:
             if match and len(match.group(1)) <= 2:
                 section = match.group(2)
             slide_type = "slide" if match and len(match.group(1)) <= 2 else "subslide" if match else "-"
-            if slide_type == "-" and deck and deck[-1].metadata["deck_part"] == "list":
-                head()  # the English twin of a list gets its own sub-slide
+            if slide_type == "-" and not (deck and deck[-1].metadata["deck_part"] == "heading"):
+                head()  # a list under a code slide, or the English twin of a list: a sub-slide of its own
             deck.append(_md(text, slide_type, "list"))
         elif kind == "prose":
             lines = text.splitlines()
@@ -338,12 +341,31 @@ def export(
         "language_code": website.LABELS[lang]["html_lang"],
         "course_font_css": webfont.font_face_css(fonts_prefix),
         "course_font_stack": webfont.font_stack('"Source Sans 3"', '"Helvetica Neue"', "Arial", "sans-serif"),
+        "course_fonts_prefix": fonts_prefix,
+        "course_speaker_css": _speaker_css(Path(os.path.normpath(target.parent / fonts_prefix))),
         "course_mono_stack": webfont.font_stack('"DejaVu Sans Mono"', "Menlo", "Consolas", "monospace"),
     }
     body, _ = exporter.from_notebook_node(deck, resources=resources)
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_text(body, encoding="utf-8")
     return target
+
+
+def _speaker_css(fonts: Path) -> str:
+    """Style for the speaker view's window (press s), which loads nothing next to the deck
+    when the deck is opened from disk: the regular web font embedded as a data: URL (the
+    bold is synthesised), or, when it has not been built, the @font-face rules by address."""
+    stack = webfont.font_stack('"Helvetica Neue"', "Arial", "sans-serif")
+    regular = fonts / webfont.file_name("normal")
+    if regular.is_file():
+        data = base64.b64encode(regular.read_bytes()).decode("ascii")
+        face = (
+            f'@font-face {{ font-family: "{webfont.FAMILY}"; font-weight: normal; '
+            f'src: url("data:font/woff2;base64,{data}") format("woff2"); }}'
+        )
+    else:
+        face = webfont.font_face_css("__FONTS__")  # the deck's script puts the fonts' address here
+    return f"{face}\nbody, .speaker-controls-notes, .speaker-controls-notes * {{ font-family: {stack}; }}"
 
 
 def main(argv: list[str] | None = None) -> int:
