@@ -160,7 +160,8 @@ WALK = """() => {
     const right = slide.getBoundingClientRect().right + 1;  // nothing drawn past the slide's edge
     const wide = [...slide.querySelectorAll("pre, img, table, math")].filter(
       (el) => el.getBoundingClientRect().right > right || (el.tagName === "PRE" && el.scrollWidth > el.clientWidth + 1));
-    out.push({h, v, height: slide.scrollHeight, width: slide.scrollWidth, wide: wide.length,
+    const zoom = parseFloat(slide.style.zoom) || 1;  // the deck's last-resort fit scales a slide down
+    out.push({h, v, height: Math.round(slide.scrollHeight * zoom), width: Math.round(slide.scrollWidth * zoom), wide: wide.length,
               text: slide.innerText.slice(0, 60), zoom: slide.style.zoom || "",
               shrunk: [...slide.querySelectorAll("img")].some((img) => img.style.maxHeight)});
   }

@@ -199,9 +199,12 @@ def lecture_cells(cells: list) -> list:
                 deck.append(_md(text, "subslide", "heading"))
         elif kind == "notice":  # its first paragraph under the figure, all of it in the notes
             paragraphs = text.strip().split("\n\n")
-            shown = 2 if len(paragraphs) > 1 and len(paragraphs[0]) < 30 else 1  # a bare label
-            deck.append(_md("\n\n".join(paragraphs[:shown]), "-", "notice"))
-            if len(paragraphs) > shown:
+            visible = paragraphs[0]
+            if len(paragraphs) > 1 and len(paragraphs[0]) < 30:  # a bare label: add its first point
+                items = re.split(r"\n(?=[-*+] |\d+[.)] )", paragraphs[1])
+                visible += "\n\n" + items[0]
+            deck.append(_md(visible, "-", "notice"))
+            if visible != text.strip():
                 deck.append(_md(text, "notes", "notes"))
         elif kind == "nav":
             deck.append(_md(text, "subslide", "nav"))
