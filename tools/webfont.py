@@ -79,7 +79,10 @@ def subset_woff2(source: Path, characters: str) -> bytes:
     subsetter.populate(text=characters)
     subsetter.subset(font)
     buffer = io.BytesIO()
-    subset.save_font(font, buffer, options)
+    try:
+        subset.save_font(font, buffer, options)
+    finally:
+        font.close()
     return buffer.getvalue()
 
 
