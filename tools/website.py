@@ -5,12 +5,16 @@
     python tools/website.py --force      # execute again even where nothing changed
 
 Each edition (bilingual "both", Korean "ko", English "en"; see tools/editions.py) of each
-notebook is executed in a fresh kernel (tools/nbrun.py, as the tests do) and the executed
-notebooks are kept in build/executed-editions/ (reused while the notebook, posviz and data/
-are unchanged; tools/slides.py uses them too). Pages are rendered with nbconvert's HTML
-exporter (lab template) into plain, self-contained HTML files: figures are embedded PNGs,
-formulas are turned into MathML at build time (latex2mathml; browsers draw MathML
-natively), and nothing is loaded from the network — no MathJax, require.js or widget scripts.
+notebook is executed in a fresh kernel (tools/nbrun.py, as the tests do), in parallel (one
+worker process per core, ``--jobs``), and the executed notebooks are kept in
+build/executed-editions/ (reused while the notebook, posviz and data/ are unchanged;
+``course.py run`` writes the bilingual ones, tools/slides.py uses them too). Pages are rendered
+with nbconvert's HTML exporter (lab template) into plain, self-contained HTML files: figures are
+embedded PNGs, formulas are turned into MathML at build time (latex2mathml; browsers draw
+MathML natively), Korean text is drawn with a web font made from the bundled NanumGothic
+(tools/webfont.py, in build/site/fonts/), and nothing is loaded from the network — no MathJax,
+require.js, widget scripts or font service. Links go only to pages that exist (a narrowed build
+leaves the others as plain text); data/README.md becomes build/site/data/README.html.
 Interactive ipywidgets explorers cannot run without a kernel; the page shows a note in their
 place and the notebooks' static fallback figures below them. Open build/site/index.html.
 """
