@@ -10,6 +10,7 @@ import re
 from pathlib import Path
 
 import nbformat
+import nbtemplate
 import pytest
 import webfont
 import website
@@ -161,3 +162,42 @@ def test_a_korean_page_is_drawn_with_the_web_font_in_chromium(site):
     assert sum(f["glyphCount"] for f in fonts if f not in web) <= len(text) - hangul, "no Hangul fell back"
     assert blocked == [], f"the page asked the network for {blocked}"
     assert path.stat().st_size > 10_000
+
+
+def _tiny_notebook(path: Path, value: int) -> Path:
+    from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
+
+    nb = new_notebook(
+        cells=[
+            new_markdown_cell("# 99. 작은 노트북 · Tiny"),
+            new_markdown_cell("한국어 설명입니다.", metadata={"tags": ["lang-ko"]}),
+            new_markdown_cell("An English explanation.", metadata={"tags": ["lang-en"]}),
+            new_code_cell(f"print({value})"),
+        ]
+    )
+    nbtemplate.sync_cells(nb.cells, path.name)  # badge and the course's setup cell, as in every notebook
+    nbformat.write(nb, path)
+    return path
+
+
+def test_editions_run_in_parallel_and_are_reused_until_the_notebook_changes(tmp_path, monkeypatch, capsys):
+    source = _tiny_notebook(tmp_path / "99_tiny.ipynb", 1)
+    monkeypatch.setattr(website, "notebook_paths", lambda: [source])
+    out = tmp_path / "executed"
+    executed, failed = website.execute_editions(("ko", "en"), out=out, jobs=2)
+    assert failed == [] and executed == {lang: [out / lang / source.name] for lang in ("ko", "en")}
+    assert "in 2 process(es)" in capsys.readouterr().out
+    for lang in ("ko", "en"):
+        nb = nbformat.read(out / lang / source.name, as_version=4)
+        assert nb.cells[-1].outputs[0]["text"] == "1\n"
+        assert nb.metadata["posviz_build_key"] != "had-problems" and nb.metadata["posviz_build_seconds"] > 0
+    stamps = {lang: (out / lang / source.name).stat().st_mtime_ns for lang in ("ko", "en")}
+    again, _ = website.execute_editions(("ko", "en"), out=out, jobs=2)
+    assert again == executed and "executing" not in capsys.readouterr().out, "unchanged: nothing executed"
+    assert {lang: (out / lang / source.name).stat().st_mtime_ns for lang in ("ko", "en")} == stamps
+    _tiny_notebook(source, 2)
+    website.execute_editions(("en",), out=out, jobs=2)
+    assert "executing 1 notebook(s) in 1 process(es)" in capsys.readouterr().out
+    assert nbformat.read(out / "en" / source.name, as_version=4).cells[-1].outputs[0]["text"] == "2\n"
+    with pytest.raises(ValueError, match="jobs must be >= 1"):
+        website.execute_editions(("en",), out=out, jobs=0)
