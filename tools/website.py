@@ -355,7 +355,8 @@ ul {{ list-style: none; padding-left: 0; }}
 li {{ margin: 0.4em 0; }}
 a {{ text-decoration: none; }}
 table {{ border-collapse: collapse; }} td, th {{ border: 1px solid #d0d7de; padding: 0.2em 0.6em; text-align: left; }}
-code {{ font-family: {code_font}; }}"""
+code {{ font-family: {code_font}; }}
+.anchor-link {{ visibility: hidden; margin-left: 0.3em; }} :hover > .anchor-link {{ visibility: visible; }}"""
 
 
 def _plain_page(title: str, body: str, font_prefix: str, lang: str = "ko") -> str:
@@ -454,6 +455,17 @@ def _execute_task(path: Path, lang: str, key: str, target: Path) -> tuple[float,
     return run.seconds, run.problems
 
 
+def _expected_seconds(path: Path, lang: str, out: Path) -> float:
+    """How long ``path`` took last time, in this edition or else another one (0 if never run)."""
+    for edition in (lang, *EDITIONS):
+        executed = out / edition / path.name
+        if executed.is_file():
+            seconds = nbformat.read(executed, as_version=4).metadata.get("posviz_build_seconds")
+            if seconds:
+                return float(seconds)
+    return 0.0
+
+
 def execute_editions(
     langs=EDITIONS,
     pattern: str = "",
@@ -484,14 +496,11 @@ def execute_editions(
                 continue
             key = _build_key(edition_notebook(path, lang), inputs)
             target = out / lang / path.name
-            seconds = 0.0
-            if target.exists():
-                old = nbformat.read(target, as_version=4).metadata
-                if not force and old.get("posviz_build_key") == key:
+            if target.exists() and not force:
+                if nbformat.read(target, as_version=4).metadata.get("posviz_build_key") == key:
                     done[lang, path] = target
                     continue
-                seconds = float(old.get("posviz_build_seconds", 0.0))
-            tasks.append((seconds, lang, path, key, target))
+            tasks.append((_expected_seconds(path, lang, out), lang, path, key, target))
     tasks.sort(key=lambda task: -task[0])  # longest first, so that no worker is left with it at the end
     failed = []
 
