@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Set up and run the course, or its tests, with nothing but Python >= 3.10 installed.
 
-    python3 course.py run     # make .venv if missing, install, execute every notebook into build/
+    python3 course.py run     # make .venv if missing, install, execute every notebook (in parallel)
+                              # and write its offline page into build/site/both/
     python3 course.py test    # make .venv if missing, install, run the test suite
     python3 course.py lab     # make .venv if missing, install, open JupyterLab on notebooks/
     python3 course.py site    # ... build the offline website (three editions) into build/site/

@@ -210,7 +210,9 @@ def test_website_pages_are_offline_and_hold_the_figures(executed_edition, tmp_pa
         "nothing is loaded from the network"
     )
     assert "@import" not in html and not re.search(r"url\(['\"]?https?://", html), "no stylesheet fetches"
-    assert 'href="../index.html"' in html and f'href="../ko/{en_page.name}"' in html
+    assert 'href="../index.html"' in html and f'href="../both/{en_page.name}"' in html
+    assert "../ko/" not in html, "no link to the Korean edition, which was not built"
+    assert website.dead_links(tmp_path) == []
     assert f'href="en/{en_page.name}"' in index.read_text(encoding="utf-8")
     prose = re.findall(r'data-mime-type="text/markdown">(.*?)</div>', html, flags=re.S)
     assert prose and not [p for p in prose if HANGUL.search(p)], "the English page has no Korean prose"

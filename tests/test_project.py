@@ -49,7 +49,11 @@ def test_ci_runs_the_readme_test_command():
     ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
     assert "python3 course.py test" in readme and "python3 course.py run" in readme
     commands = [line for line in ci.splitlines() if line.strip() and not line.lstrip().startswith(("#", "set ", "cd "))]
-    assert commands == ["python3 course.py test"]
+    assert commands[-1] == "python3 course.py test", "CI ends with the README's test command"
+    # before it, only the system Chromium for the browser tests is installed (tests/browser.py)
+    assert "apt-get install -y --no-install-recommends chromium" in ci
+    assert "export POSVIZ_BROWSER_TESTS=required" in ci, "where Chromium is there, browser tests must run"
+    assert not [c for c in commands if "pip " in c or "playwright install" in c], "nothing else is installed"
 
 
 def test_there_are_notebooks():

@@ -1,50 +1,44 @@
-"""Execute every course notebook and write readable output under build/.
+"""Execute every course notebook and write its page of the offline website (bilingual edition).
 
-    python tools/build_course.py [NAME_FILTER]
+    python tools/build_course.py [NAME_FILTER] [--jobs N]
 
-Writes build/executed/<notebook>.ipynb and build/html/<notebook>.html, prints each
-notebook's wall time, and exits non-zero if a notebook fails or prints a warning.
+The same pipeline as ``tools/website.py --lang both``: the notebooks are executed in parallel
+(one worker process per core, each kernel on one torch thread) into
+build/executed-editions/both/, and rendered into build/site/both/<notebook>.html (offline
+pages: MathML formulas, embedded figures, the Korean web font, links only to pages that exist)
+with build/site/index.html. ``run`` always executes the notebooks afresh (that is its point: the
+course runs here); ``course.py site`` and ``slides`` then reuse these executions while the
+notebook, posviz/ and data/ are unchanged. Prints each notebook's wall time and exits non-zero
+if a notebook fails or prints a warning.
 """
 
 from __future__ import annotations
 
+import argparse
 import sys
+import time
 from pathlib import Path
 
-import nbformat
-from nbconvert import HTMLExporter
-
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from nbrun import ROOT, execute, notebook_paths
-
-BUILD = ROOT / "build"
+import website
 
 
-def main() -> int:
-    pattern = sys.argv[1] if len(sys.argv) > 1 else ""
-    (BUILD / "executed").mkdir(parents=True, exist_ok=True)
-    (BUILD / "html").mkdir(parents=True, exist_ok=True)
-    exporter = HTMLExporter()
-    failed = 0
-    for path in notebook_paths():
-        if pattern not in path.name:
-            continue
-        print(f"running {path.name} ...", flush=True)
-        try:
-            run = execute(path)
-        except Exception as error:  # report and continue with the next notebook
-            print(f"  FAILED: {type(error).__name__}: {str(error)[-2000:]}")
-            failed += 1
-            continue
-        nbformat.write(run.notebook, BUILD / "executed" / path.name)
-        html, _ = exporter.from_notebook_node(run.notebook)
-        (BUILD / "html" / f"{path.stem}.html").write_text(html, encoding="utf-8")
-        print(f"  done in {run.seconds:.1f} s")
-        for problem in run.problems:
-            print(f"  problem: {problem}")
-        failed += bool(run.problems)
-    print(f"\nExecuted notebooks: {BUILD / 'executed'}\nHTML pages:         {BUILD / 'html'}")
-    return 1 if failed else 0
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("pattern", nargs="?", default="", help="only notebooks whose file name contains this")
+    parser.add_argument("--jobs", type=int, default=None, help="worker processes (default: one per core)")
+    parser.add_argument("--out", type=Path, default=website.SITE, help="site folder (default build/site)")
+    args = parser.parse_args(argv)
+    start = time.perf_counter()
+    executed, failed = website.execute_editions(("both",), args.pattern, force=True, jobs=args.jobs)
+    pages = website.render_pages(executed, args.out)
+    print(f"\n{len(pages) - 1} notebook(s) executed and rendered in {time.perf_counter() - start:.0f} s")
+    print(f"Executed notebooks: {website.EXECUTED / 'both'}")
+    print(f"HTML pages:         {args.out / 'both'}  (open {args.out / 'index.html'})")
+    if failed or website.MathMLRenderer.problems:
+        print(f"{len(failed) + len(website.MathMLRenderer.problems)} problem(s), see above")
+        return 1
+    return 0
 
 
 if __name__ == "__main__":

@@ -22,6 +22,7 @@ from __future__ import annotations
 import hashlib
 import io
 import logging
+import re
 import shutil
 from pathlib import Path
 
@@ -40,6 +41,7 @@ KOREAN_RANGES = (
     (0xD7B0, 0xD7FF),
     (0xFF00, 0xFFEF),
 )
+_KOREAN = re.compile("[" + "".join(f"{chr(lo)}-{chr(hi)}" for lo, hi in KOREAN_RANGES) + "]")
 _KEY_FILE = ".webfont-key"
 
 
@@ -47,7 +49,7 @@ def korean_characters(text: str) -> str:
     """The distinct characters of ``text`` in :data:`KOREAN_RANGES`, sorted (a string)."""
     if not isinstance(text, str):
         raise TypeError(f"text must be a str, got {type(text).__name__}")
-    return "".join(sorted({ch for ch in text if any(lo <= ord(ch) <= hi for lo, hi in KOREAN_RANGES)}))
+    return "".join(sorted(set(_KOREAN.findall(text))))
 
 
 def file_name(weight: str) -> str:
@@ -79,7 +81,10 @@ def subset_woff2(source: Path, characters: str) -> bytes:
     subsetter.populate(text=characters)
     subsetter.subset(font)
     buffer = io.BytesIO()
-    subset.save_font(font, buffer, options)
+    try:
+        subset.save_font(font, buffer, options)
+    finally:
+        font.close()
     return buffer.getvalue()
 
 

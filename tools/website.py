@@ -5,12 +5,16 @@
     python tools/website.py --force      # execute again even where nothing changed
 
 Each edition (bilingual "both", Korean "ko", English "en"; see tools/editions.py) of each
-notebook is executed in a fresh kernel (tools/nbrun.py, as the tests do) and the executed
-notebooks are kept in build/executed-editions/ (reused while the notebook, posviz and data/
-are unchanged; tools/slides.py uses them too). Pages are rendered with nbconvert's HTML
-exporter (lab template) into plain, self-contained HTML files: figures are embedded PNGs,
-formulas are turned into MathML at build time (latex2mathml; browsers draw MathML
-natively), and nothing is loaded from the network — no MathJax, require.js or widget scripts.
+notebook is executed in a fresh kernel (tools/nbrun.py, as the tests do), in parallel (one
+worker process per core, ``--jobs``), and the executed notebooks are kept in
+build/executed-editions/ (reused while the notebook, posviz and data/ are unchanged;
+``course.py run`` writes the bilingual ones, tools/slides.py uses them too). Pages are rendered
+with nbconvert's HTML exporter (lab template) into plain, self-contained HTML files: figures are
+embedded PNGs, formulas are turned into MathML at build time (latex2mathml; browsers draw
+MathML natively), Korean text is drawn with a web font made from the bundled NanumGothic
+(tools/webfont.py, in build/site/fonts/), and nothing is loaded from the network — no MathJax,
+require.js, widget scripts or font service. Links go only to pages that exist (a narrowed build
+leaves the others as plain text); data/README.md becomes build/site/data/README.html.
 Interactive ipywidgets explorers cannot run without a kernel; the page shows a note in their
 place and the notebooks' static fallback figures below them. Open build/site/index.html.
 """
@@ -21,8 +25,11 @@ import argparse
 import copy
 import hashlib
 import html
+import multiprocessing
+import os
 import re
 import sys
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 
 import nbformat
@@ -33,6 +40,7 @@ from nbconvert.filters.markdown_mistune import IPythonRenderer, MarkdownWithMath
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import editions
 import nbtemplate
+import webfont
 from nbrun import ROOT, execute, notebook_paths
 
 EDITIONS = ("both", "ko", "en")
@@ -73,7 +81,8 @@ LABELS = {
         "below shows the same view statically.",
     },
 }
-_NOTEBOOK_LINK = re.compile(r"(?<![/\w])(\d\d_[A-Za-z0-9_]+)\.ipynb\b")
+_NOTEBOOK_LINK = re.compile(r"(?<![/\w])(\d\d[a-z]?_[A-Za-z0-9_]+)\.ipynb\b")
+_DATA_LINK = re.compile(r"(?<![/\w])(\.\./data/[A-Za-z0-9_./-]+)\.md\b")  # rendered as out/data/*.html
 _BADGE_IMAGE = re.compile(
     r'<img [^>]*src="https://colab\.research\.google\.com/assets/colab-badge\.svg"[^>]*>'
 )
@@ -160,6 +169,7 @@ def for_static_page(
     for cell in nb.cells:
         if cell.cell_type == "markdown":
             text = _NOTEBOOK_LINK.sub(lambda m: m.group(1) + link_suffix, nbtemplate.source(cell))
+            text = _DATA_LINK.sub(r"\1.html", text)
             cell.source = _BADGE_IMAGE.sub(OFFLINE_BADGE, text)
         for output in cell.get("outputs", []):
             if WIDGET_MIME in output.get("data", {}):
@@ -186,9 +196,11 @@ def _link(href: str | None, text: str, current: bool = False) -> str:
     return f'<a href="{href}">{html.escape(text)}</a>'
 
 
-def _nav(names: list[str], index: int, lang: str, titles: dict, position: str) -> str:
+def _nav(names: list[str], name: str, lang: str, titles: dict, exists: dict, position: str) -> str:
+    """The navigation bar of page ``lang/name``: index, previous/next among ``names`` (the pages
+    of this edition, in course order), and the other editions' pages that exist (``exists``)."""
     labels = LABELS[lang]
-    name = names[index]
+    index = names.index(name)
     parts = [_link("../index.html", "⌂ " + labels["home"])]
     if index > 0:
         parts.append(_link(f"{names[index - 1]}.html", f"← {labels['prev']}: {titles[names[index - 1]]}"))
@@ -199,36 +211,113 @@ def _nav(names: list[str], index: int, lang: str, titles: dict, position: str) -
             None if other == lang else f"../{other}/{name}.html", LABELS[other]["name"], current=other == lang
         )
         for other in EDITIONS
+        if other == lang or name in exists[other]
     )
     return f'<nav class="course-nav {position}">{" ".join(parts)}<span class="langs">{other}</span></nav>'
+
+
+def page_font_css(font_prefix: str) -> str:
+    """CSS for a course page whose web font lies in ``font_prefix``: the @font-face rules and
+    nbconvert's lab font variables with the Korean web font first (tools/webfont.py)."""
+    sans = webfont.font_stack("system-ui", "-apple-system", '"Segoe UI"', "Helvetica", "Arial", "sans-serif")
+    mono = webfont.font_stack("menlo", "consolas", '"DejaVu Sans Mono"', "monospace")
+    return f"""{webfont.font_face_css(font_prefix)}
+:root {{ --jp-content-font-family: {sans}; --jp-ui-font-family: {sans}; --jp-code-font-family: {mono}; }}
+body, nav.course-nav, span.colab-badge {{ font-family: var(--jp-content-font-family); }}
+math {{ font-family: {webfont.font_stack("math")}; }}"""
+
+
+def _course_order(names) -> list[str]:
+    """``names`` (notebook stems) in course order; names that are no course notebook go last."""
+    order = {path.stem: i for i, path in enumerate(notebook_paths())}
+    return sorted(set(names), key=lambda n: (order.get(n, len(order)), n))
+
+
+_LOCAL_LINK = re.compile(
+    r'<a\b([^>]*?)\bhref="(?![a-zA-Z][a-zA-Z0-9+.-]*:|#|/)([^"#?]+)([#?][^"]*)?"([^>]*)>(.*?)</a>', re.S
+)
+
+
+def unlink_missing(page: Path) -> int:
+    """Turn every local link of ``page`` whose target file does not exist into plain text
+    (``<span class="not-built">``), e.g. a link to a notebook a narrowed build did not build.
+    Returns how many links were removed."""
+    text = page.read_text(encoding="utf-8")
+    removed = 0
+
+    def fix(match: re.Match) -> str:
+        nonlocal removed
+        if (page.parent / html.unescape(match.group(2))).is_file():
+            return match.group(0)
+        removed += 1
+        return f'<span class="not-built">{match.group(5)}</span>'
+
+    fixed = _LOCAL_LINK.sub(fix, text)
+    if removed:
+        page.write_text(fixed, encoding="utf-8")
+    return removed
+
+
+_REFERENCE = re.compile(r"""\b(?:href|src)\s*=\s*["']([^"']*)["']|url\(\s*["']?([^"')]+)["']?\s*\)""")
+
+
+def dead_links(folder: Path) -> list[str]:
+    """Every local reference (``href``, ``src``, CSS ``url()``) of the HTML files under ``folder``
+    whose target file does not exist, as ``"page: target"``. References with a scheme
+    (``https:``, ``data:``, ``mailto:``), to an anchor of the same page (``#x``) or empty are
+    not local and not checked."""
+    dead = []
+    for page in sorted(Path(folder).rglob("*.html")):
+        for match in _REFERENCE.finditer(page.read_text(encoding="utf-8")):
+            target = html.unescape(match.group(1) if match.group(1) is not None else match.group(2)).strip()
+            target = re.split(r"[#?]", target, maxsplit=1)[0]
+            if not target or re.match(r"[a-zA-Z][a-zA-Z0-9+.-]*:", target) or target.startswith("//"):
+                continue
+            if not (page.parent / target).is_file():
+                dead.append(f"{page.relative_to(folder).as_posix()}: {target}")
+    return dead
 
 
 def render_pages(executed: dict[str, list[Path]], out: Path = SITE) -> list[Path]:
     """Write one HTML page per executed notebook into ``out/<edition>/``, and ``out/index.html``.
 
-    ``executed`` maps an edition ("both", "ko", "en") to its executed notebook files, in
-    course order. The index lists every page in ``out`` (so building one edition keeps the
-    others). Returns the pages written, index first. Formulas that could not be converted
-    are printed and left in ``MathMLRenderer.problems``.
+    ``executed`` maps an edition ("both", "ko", "en") to its executed notebook files. Pages
+    already in ``out`` from an earlier build are kept and linked (so building one edition keeps
+    the others); links to pages that exist neither way are left as plain text, so the site has
+    no dead link. Also writes ``out/data/README.html`` (the data folder's description, which the
+    notebooks link to) and the Korean web font ``out/fonts/`` (tools/webfont.py), subset to the
+    characters of every page in ``out``. Returns the pages written, index first. Formulas that
+    could not be converted are printed and left in ``MathMLRenderer.problems``.
     """
     exporter = CourseHTMLExporter()
     written = []
     MathMLRenderer.problems.clear()
+    notebooks = {lang: {p.stem: p for p in executed.get(lang, [])} for lang in EDITIONS}
+    exists = {
+        lang: set(notebooks[lang])
+        | ({p.stem for p in (out / lang).glob("*.html")} if (out / lang).is_dir() else set())
+        for lang in EDITIONS
+    }
+    page_css = page_font_css("../fonts")
     for lang in EDITIONS:
-        if not executed.get(lang):
+        if not notebooks[lang]:
             continue
         (out / lang).mkdir(parents=True, exist_ok=True)
-        notebooks = {p.stem: nbformat.read(p, as_version=4) for p in executed[lang]}
-        names = list(notebooks)
-        titles = {name: notebook_title(nb) for name, nb in notebooks.items()}
-        for i, name in enumerate(names):
-            page_nb = for_static_page(notebooks[name], lang)
+        loaded = {name: nbformat.read(path, as_version=4) for name, path in notebooks[lang].items()}
+        names = _course_order(exists[lang])
+        titles = {
+            name: notebook_title(loaded[name]) if name in loaded else _page_title(out / lang / f"{name}.html")
+            for name in names
+        }
+        for name in _course_order(loaded):
+            page_nb = for_static_page(loaded[name], lang)
             resources = {
                 "metadata": {"name": titles[name]},
                 "language_code": LABELS[lang]["html_lang"],
                 "figure_alt": LABELS[lang]["figure"],
-                "course_nav": _nav(names, i, lang, titles, "top"),
-                "course_nav_bottom": _nav(names, i, lang, titles, "bottom"),
+                "font_css": page_css,
+                "course_nav": _nav(names, name, lang, titles, exists, "top"),
+                "course_nav_bottom": _nav(names, name, lang, titles, exists, "bottom"),
             }
             body, _ = exporter.from_notebook_node(page_nb, resources=resources)
             target = out / lang / f"{name}.html"
@@ -236,18 +325,74 @@ def render_pages(executed: dict[str, list[Path]], out: Path = SITE) -> list[Path
             written.append(target)
     for problem in MathMLRenderer.problems:
         print(f"  problem: {problem}")
+    _write_data_page(out)
     rows = {}
     for lang in EDITIONS:
-        pages = sorted((out / lang).glob("[0-9][0-9]_*.html")) if (out / lang).is_dir() else []
-        rows[lang] = [(f"{lang}/{page.name}", _page_title(page)) for page in pages]
+        names = _course_order(exists[lang])
+        rows[lang] = [(f"{lang}/{name}.html", _page_title(out / lang / f"{name}.html")) for name in names]
     index = out / "index.html"
     index.write_text(_index_page({lang: r for lang, r in rows.items() if r}), encoding="utf-8")
+    for page in written:
+        unlink_missing(page)
+    pages = [
+        index,
+        out / "data" / "README.html",
+        *(out / lang / f"{n}.html" for lang in EDITIONS for n in exists[lang]),
+    ]
+    webfont.build(out / "fonts", "".join(p.read_text(encoding="utf-8") for p in pages if p.is_file()))
     return [index, *written]
 
 
 def _page_title(page: Path) -> str:
     match = re.search(r"<title>(.*?)</title>", page.read_text(encoding="utf-8"), re.DOTALL)
     return html.unescape(match.group(1).strip()) if match else page.stem
+
+
+_PLAIN_CSS = """body {{ font-family: {font}; max-width: 68em; margin: 2em auto; padding: 0 1em; line-height: 1.5; }}
+main {{ display: flex; flex-wrap: wrap; gap: 2em; }}
+section {{ flex: 1 1 18em; }}
+ul {{ list-style: none; padding-left: 0; }}
+li {{ margin: 0.4em 0; }}
+a {{ text-decoration: none; }}
+table {{ border-collapse: collapse; }} td, th {{ border: 1px solid #d0d7de; padding: 0.2em 0.6em; text-align: left; }}
+code {{ font-family: {code_font}; }}
+.anchor-link {{ visibility: hidden; margin-left: 0.3em; }} :hover > .anchor-link {{ visibility: visible; }}"""
+
+
+def _plain_page(title: str, body: str, font_prefix: str, lang: str = "ko") -> str:
+    """A simple page (index, data description) with the course's fonts."""
+    css = _PLAIN_CSS.format(
+        font=webfont.font_stack("system-ui", "sans-serif"),
+        code_font=webfont.font_stack("menlo", "consolas", "'DejaVu Sans Mono'", "monospace"),
+    )
+    return f"""<!DOCTYPE html>
+<html lang="{lang}">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>{html.escape(title)}</title>
+<style>
+{webfont.font_face_css(font_prefix)}
+{css}
+</style>
+</head>
+<body>
+{body}
+</body>
+</html>
+"""
+
+
+def _write_data_page(out: Path) -> Path:
+    """``out/data/README.html``: ``data/README.md`` as a page (the notebooks link to it)."""
+    from nbconvert.filters.markdown_mistune import markdown2html_mistune
+
+    body = markdown2html_mistune((ROOT / "data" / "README.md").read_text(encoding="utf-8"))
+    back = '<p><a href="../index.html">⌂ 강좌 목차 · Course index</a></p>'
+    target = out / "data" / "README.html"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(_plain_page("data/", back + body, "../fonts", lang="en"), encoding="utf-8")
+    return target
 
 
 def _index_page(rows: dict[str, list[tuple[str, str]]]) -> str:
@@ -257,31 +402,15 @@ def _index_page(rows: dict[str, list[tuple[str, str]]]) -> str:
         columns.append(
             f'<section lang="{LABELS[lang]["html_lang"]}"><h2>{LABELS[lang]["name"]}</h2><ul>{items}</ul></section>'
         )
-    return f"""<!DOCTYPE html>
-<html lang="ko">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>트랜스포머의 위치 인코딩 · Positional Encoding in Transformers</title>
-<style>
-body {{ font-family: system-ui, sans-serif; max-width: 68em; margin: 2em auto; padding: 0 1em; line-height: 1.5; }}
-main {{ display: flex; flex-wrap: wrap; gap: 2em; }}
-section {{ flex: 1 1 18em; }}
-ul {{ list-style: none; padding-left: 0; }}
-li {{ margin: 0.4em 0; }}
-a {{ text-decoration: none; }}
-</style>
-</head>
-<body>
-<h1>트랜스포머의 위치 인코딩 · Positional Encoding in Transformers</h1>
+    title = "트랜스포머의 위치 인코딩 · Positional Encoding in Transformers"
+    body = f"""<h1>{title}</h1>
 <p>실행된 노트북을 세 가지 판으로 봅니다: 한·영 병기, 한국어, 영어. 그림은 각 판의 언어로 그려져 있습니다.<br>
 The executed notebooks in three editions: bilingual, Korean and English, with figures drawn in each edition's language.</p>
 <main>
 {"".join(columns)}
 </main>
-</body>
-</html>
-"""
+<p><a href="data/README.html">data/</a>: 강좌가 읽는 데이터 · the data the course reads</p>"""
+    return _plain_page(title, body, "fonts")
 
 
 # --- Executing the editions --------------------------------------------------------------------
@@ -303,43 +432,117 @@ def edition_notebook(path: Path, lang: str) -> nbformat.NotebookNode:
     return nb if lang == "both" else editions.make_edition(nb, lang)
 
 
-def execute_editions(langs=EDITIONS, pattern: str = "", *, force: bool = False, out: Path = EXECUTED):
+def default_jobs() -> int:
+    """One worker per CPU core this process may use."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # macOS, Windows
+        return max(1, os.cpu_count() or 1)
+
+
+def _build_key(nb: nbformat.NotebookNode, inputs: str) -> str:
+    return hashlib.sha256((nbformat.writes(nb) + inputs).encode()).hexdigest()
+
+
+def _execute_task(path: Path, lang: str, key: str, target: Path) -> tuple[float, list[str]]:
+    """Execute edition ``lang`` of ``path`` into ``target`` (in a worker process); returns
+    ``(seconds, problems)``. A cell error raises."""
+    run = execute(path, notebook=edition_notebook(path, lang))
+    run.notebook.metadata["posviz_build_key"] = key if not run.problems else "had-problems"
+    run.notebook.metadata["posviz_build_seconds"] = round(run.seconds, 1)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    nbformat.write(run.notebook, target)
+    return run.seconds, run.problems
+
+
+def _expected_seconds(path: Path, lang: str, out: Path) -> float:
+    """How long ``path`` took last time, in this edition or else another one (0 if never run)."""
+    for edition in (lang, *EDITIONS):
+        executed = out / edition / path.name
+        if executed.is_file():
+            seconds = nbformat.read(executed, as_version=4).metadata.get("posviz_build_seconds")
+            if seconds:
+                return float(seconds)
+    return 0.0
+
+
+def execute_editions(
+    langs=EDITIONS,
+    pattern: str = "",
+    *,
+    force: bool = False,
+    out: Path = EXECUTED,
+    jobs: int | None = None,
+):
     """Execute each edition of each notebook matching ``pattern`` into ``out/<lang>/``.
 
-    A notebook is executed again only when it, posviz or data/ changed (or ``force``).
+    A notebook is executed again only when it, posviz or data/ changed (or ``force``): the
+    executed file keeps a content hash of the edition notebook, posviz/ and data/. So
+    ``course.py run`` (edition "both"), ``site`` and ``slides`` share their executions.
+    What needs executing runs in ``jobs`` worker processes (default: one per core; each
+    kernel uses one torch thread, see ``posviz.setup``), slowest known notebooks first.
     Returns ``(executed, failed)``: a dict edition → executed files in course order, and a
     list of failure messages (a cell error or a warning printed by the notebook).
     """
     inputs = _inputs_digest()
-    executed, failed = {}, []
+    jobs = default_jobs() if jobs is None else jobs
+    if jobs < 1:
+        raise ValueError(f"jobs must be >= 1, got {jobs}")
+    done: dict[tuple[str, Path], Path] = {}
+    tasks = []  # (expected seconds, lang, path, key, target)
     for lang in langs:
-        (out / lang).mkdir(parents=True, exist_ok=True)
-        executed[lang] = []
         for path in notebook_paths():
             if pattern not in path.name:
                 continue
-            nb = edition_notebook(path, lang)
-            key = hashlib.sha256((nbformat.writes(nb) + inputs).encode()).hexdigest()
+            key = _build_key(edition_notebook(path, lang), inputs)
             target = out / lang / path.name
-            if not force and target.exists():
-                old = nbformat.read(target, as_version=4)
-                if old.metadata.get("posviz_build_key") == key:
-                    executed[lang].append(target)
+            if target.exists() and not force:
+                if nbformat.read(target, as_version=4).metadata.get("posviz_build_key") == key:
+                    done[lang, path] = target
                     continue
-            print(f"executing {lang}/{path.name} ...", flush=True)
+            tasks.append((_expected_seconds(path, lang, out), lang, path, key, target))
+    tasks.sort(key=lambda task: -task[0])  # longest first, so that no worker is left with it at the end
+    failed = []
+
+    def report(lang, path, target, result=None, error=None):
+        name = f"{lang}/{path.name}"
+        if error is not None:
+            failed.append(f"{name}: {type(error).__name__}: {str(error)[-1500:]}")
+            print(f"  FAILED: {failed[-1]}", flush=True)
+            return
+        seconds, problems = result
+        for problem in problems:
+            failed.append(f"{name}: {problem}")
+            print(f"  {name} problem: {problem}", flush=True)
+        print(f"  {name} done in {seconds:.1f} s", flush=True)
+        done[lang, path] = target
+
+    if tasks:
+        workers = min(jobs, len(tasks))
+        print(f"executing {len(tasks)} notebook(s) in {workers} process(es) ...", flush=True)
+    if len(tasks) == 1 or jobs == 1:
+        for _, lang, path, key, target in tasks:
             try:
-                run = execute(path, notebook=nb)
+                report(lang, path, target, _execute_task(path, lang, key, target))
             except Exception as error:  # report and go on with the next notebook
-                failed.append(f"{lang}/{path.name}: {type(error).__name__}: {str(error)[-1500:]}")
-                print(f"  FAILED: {failed[-1]}")
-                continue
-            for problem in run.problems:
-                failed.append(f"{lang}/{path.name}: {problem}")
-                print(f"  problem: {problem}")
-            run.notebook.metadata["posviz_build_key"] = key if not run.problems else "had-problems"
-            nbformat.write(run.notebook, target)
-            print(f"  done in {run.seconds:.1f} s")
-            executed[lang].append(target)
+                report(lang, path, target, error=error)
+    elif tasks:
+        # "spawn": a fresh interpreter per worker, safe whatever threads this process has.
+        context = multiprocessing.get_context("spawn")
+        with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
+            futures = {
+                pool.submit(_execute_task, path, lang, key, target): (lang, path, target)
+                for _, lang, path, key, target in tasks
+            }
+            for future in as_completed(futures):
+                lang, path, target = futures[future]
+                try:
+                    report(lang, path, target, future.result())
+                except Exception as error:  # report and go on with the next notebook
+                    report(lang, path, target, error=error)
+    executed = {
+        lang: [done[lang, path] for path in notebook_paths() if (lang, path) in done] for lang in langs
+    }
     return executed, failed
 
 
@@ -353,9 +556,10 @@ def main(argv: list[str] | None = None) -> int:
         help=f"comma-separated editions to build (default: {','.join(EDITIONS)})",
     )
     parser.add_argument("--force", action="store_true", help="execute every notebook again")
+    parser.add_argument("--jobs", type=int, default=None, help="worker processes (default: one per core)")
     parser.add_argument("--out", type=Path, default=SITE, help="output folder (default build/site)")
     args = parser.parse_args(argv)
-    executed, failed = execute_editions(args.lang, args.pattern, force=args.force)
+    executed, failed = execute_editions(args.lang, args.pattern, force=args.force, jobs=args.jobs)
     pages = render_pages(executed, args.out)
     print(f"\n{len(pages) - 1} page(s); open {args.out / 'index.html'}")
     if failed or MathMLRenderer.problems:

@@ -1,0 +1,203 @@
+"""The offline website: its Korean web font, no dead links, and what a real browser draws.
+
+The site is rendered from notebooks without executing them (a page without outputs has the same
+prose, navigation and fonts), so this module needs no kernel. The browser test opens a Korean page
+in the system's headless Chromium (tests/browser.py) on a machine without CJK system fonts, as CI
+is, and asks the DevTools protocol which font drew the Hangul.
+"""
+
+import re
+from pathlib import Path
+
+import nbformat
+import nbtemplate
+import pytest
+import webfont
+import website
+from browser import chromium_page, platform_fonts, screenshot
+from fontTools.ttLib import TTFont
+from nbrun import notebook_paths
+
+HANGUL = re.compile(r"[\uac00-\ud7a3]")
+NOTEBOOKS = {path.stem: path for path in notebook_paths()}
+FIRST = notebook_paths()[0].stem
+DATA_LINKER = next(s for s, p in NOTEBOOKS.items() if "../data/README.md" in p.read_text(encoding="utf-8"))
+
+
+def _site(tmp_path: Path, plan: dict[str, list[str]]) -> Path:
+    """Render ``plan`` (edition → notebook stems) into ``tmp_path/site`` without executing."""
+    executed = {}
+    for lang, names in plan.items():
+        (tmp_path / "nb" / lang).mkdir(parents=True, exist_ok=True)
+        executed[lang] = []
+        for name in names:
+            target = tmp_path / "nb" / lang / f"{name}.ipynb"
+            nbformat.write(website.edition_notebook(NOTEBOOKS[name], lang), target)
+            executed[lang].append(target)
+    out = tmp_path / "site"
+    website.render_pages(executed, out)
+    return out
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory):
+    """All three editions of the first notebook and of the notebook that links to data/."""
+    names = sorted({FIRST, DATA_LINKER})
+    return _site(tmp_path_factory.mktemp("site"), dict.fromkeys(website.EDITIONS, names))
+
+
+def test_every_local_link_of_the_site_resolves(site):
+    assert website.dead_links(site) == []
+    for lang in website.EDITIONS:
+        page = (site / lang / f"{DATA_LINKER}.html").read_text(encoding="utf-8")
+        if "../data/README" in nbformat.writes(website.edition_notebook(NOTEBOOKS[DATA_LINKER], lang)):
+            assert 'href="../data/README.html"' in page, f"{lang}: the data link points at the data page"
+    assert "sentences.json" in (site / "data" / "README.html").read_text(encoding="utf-8")
+    index = (site / "index.html").read_text(encoding="utf-8")
+    assert index.count('<a href="ko/') == index.count('<a href="en/') == index.count('<a href="both/') == 2
+
+
+def test_a_narrowed_build_links_only_to_what_it_built(tmp_path):
+    out = _site(tmp_path, {"ko": [FIRST]})
+    assert website.dead_links(out) == []
+    page = (out / "ko" / f"{FIRST}.html").read_text(encoding="utf-8")
+    assert "../en/" not in page and "../both/" not in page, "no link to editions that were not built"
+    assert 'class="not-built"' in page, "links to notebooks that were not built became plain text"
+    assert not re.search(r'href="\d\d[a-z]?_\w+\.html"', page)
+    # a second, wider build links the pages of both builds
+    out = _site(tmp_path, {"en": [FIRST]})
+    page = (out / "ko" / f"{FIRST}.html").read_text(encoding="utf-8")
+    english = (out / "en" / f"{FIRST}.html").read_text(encoding="utf-8")
+    assert f'href="../ko/{FIRST}.html"' in english and website.dead_links(out) == []
+
+
+def test_unlink_missing_keeps_anchors_external_and_existing_links(tmp_path):
+    (tmp_path / "there.html").write_text("x", encoding="utf-8")
+    page = tmp_path / "page.html"
+    page.write_text(
+        '<a href="there.html#s">ok</a> <a href="gone.html">gone <b>x</b></a> '
+        '<a href="#top">top</a> <a href="https://example.org/a.html">web</a>',
+        encoding="utf-8",
+    )
+    assert website.unlink_missing(page) == 1
+    assert page.read_text(encoding="utf-8") == (
+        '<a href="there.html#s">ok</a> <span class="not-built">gone <b>x</b></span> '
+        '<a href="#top">top</a> <a href="https://example.org/a.html">web</a>'
+    )
+    assert website.dead_links(tmp_path) == []
+
+
+def test_dead_links_finds_href_src_and_css_urls(tmp_path):
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "p.html").write_text(
+        '<a href="../nope.html">a</a><img src="x.png"><style>@font-face { src: url("../f.woff2") }</style>'
+        '<img src="data:image/png;base64,AAAA"><a href="mailto:a@b.c">m</a>',
+        encoding="utf-8",
+    )
+    assert website.dead_links(tmp_path) == [
+        "sub/p.html: ../nope.html",
+        "sub/p.html: x.png",
+        "sub/p.html: ../f.woff2",
+    ]
+
+
+def test_web_font_covers_the_korean_of_every_page_and_is_small(site):
+    text = "".join(p.read_text(encoding="utf-8") for p in site.rglob("*.html"))
+    wanted = webfont.korean_characters(text)
+    assert len(wanted) > 300, "the pages hold Korean prose"
+    for weight in webfont.WEIGHTS:
+        path = site / "fonts" / webfont.file_name(weight)
+        font = TTFont(path)
+        assert font.flavor == "woff2"
+        missing = set(wanted) - {chr(code) for code in font.getBestCmap()}
+        assert not missing, f"{weight}: no glyph for {''.join(sorted(missing))[:20]}"
+        assert path.stat().st_size < 250_000, "subset to the pages' characters, not all 11,172 syllables"
+    assert (site / "fonts" / "OFL.txt").is_file(), "the font's licence travels with it"
+    for page in site.rglob("*.html"):
+        html = page.read_text(encoding="utf-8")
+        assert f'font-family: "{webfont.FAMILY}"' in html and "unicode-range: U+1100-11FF" in html, page.name
+        assert not re.search(
+            r"<(?:img|link|script|iframe)[^>]*(?:src|href)=[\"']?https?://|url\(['\"]?https?://|@import", html
+        ), f"{page.name}: nothing is loaded from the network"
+        assert not re.search(r"<script[^>]*\bsrc=", html), f"{page.name}: no script is fetched (no MathJax)"
+
+
+def test_web_font_is_made_again_only_when_the_characters_change(tmp_path):
+    first = webfont.build(tmp_path, "위치 인코딩")
+    stamp = first[0].stat().st_mtime_ns
+    assert webfont.build(tmp_path, "인코딩 위치 abc") == first and first[0].stat().st_mtime_ns == stamp
+    webfont.build(tmp_path, "회전 위치 임베딩")
+    cmap = {chr(c) for c in TTFont(first[0]).getBestCmap()}
+    assert set("회전위치임베딩") <= cmap and "코" not in cmap
+    assert webfont.korean_characters("a가·나「」") == "「」가나"
+    with pytest.raises(TypeError):
+        webfont.korean_characters(b"x")
+    with pytest.raises(ValueError, match="weight must be one of"):
+        webfont.file_name("light")
+
+
+def test_a_korean_page_is_drawn_with_the_web_font_in_chromium(site):
+    """Headless Chromium on a machine without CJK fonts: the Hangul must come from the web font."""
+    page_path = site / "ko" / f"{FIRST}.html"
+    with chromium_page() as page:
+        page.goto(page_path.as_uri())
+        # a paragraph of plain Korean prose (text only, so the fonts reported are this text's)
+        text = page.evaluate(
+            """() => {
+                const p = [...document.querySelectorAll('.jp-RenderedMarkdown p')].find(
+                    e => [...e.childNodes].every(n => n.nodeType === 3) && /[\\uac00-\\ud7a3]{10}/.test(
+                        e.textContent.replace(/\\s/g, '')));
+                p.id = 'korean-probe';
+                return p.textContent;
+            }"""
+        )
+        fonts = platform_fonts(page, "#korean-probe")
+        path = screenshot(page, f"site_ko_{FIRST[:2]}")
+        assert page.evaluate("document.fonts.check('16px \"" + webfont.FAMILY + "\"', '가')")
+        blocked = page.blocked
+    hangul = len(HANGUL.findall(text))
+    web = [f for f in fonts if f["isCustomFont"] and f["familyName"] == webfont.SOURCE_FAMILY]
+    assert web, f"Hangul not drawn with the web font: {fonts}"
+    assert web[0]["glyphCount"] >= hangul, fonts
+    assert sum(f["glyphCount"] for f in fonts if f not in web) <= len(text) - hangul, "no Hangul fell back"
+    assert blocked == [], f"the page asked the network for {blocked}"
+    assert path.stat().st_size > 10_000
+
+
+def _tiny_notebook(path: Path, value: int) -> Path:
+    from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
+
+    nb = new_notebook(
+        cells=[
+            new_markdown_cell("# 99. 작은 노트북 · Tiny"),
+            new_markdown_cell("한국어 설명입니다.", metadata={"tags": ["lang-ko"]}),
+            new_markdown_cell("An English explanation.", metadata={"tags": ["lang-en"]}),
+            new_code_cell(f"print({value})"),
+        ]
+    )
+    nbtemplate.sync_cells(nb.cells, path.name)  # badge and the course's setup cell, as in every notebook
+    nbformat.write(nb, path)
+    return path
+
+
+def test_editions_run_in_parallel_and_are_reused_until_the_notebook_changes(tmp_path, monkeypatch, capsys):
+    source = _tiny_notebook(tmp_path / "99_tiny.ipynb", 1)
+    monkeypatch.setattr(website, "notebook_paths", lambda: [source])
+    out = tmp_path / "executed"
+    executed, failed = website.execute_editions(("ko", "en"), out=out, jobs=2)
+    assert failed == [] and executed == {lang: [out / lang / source.name] for lang in ("ko", "en")}
+    assert "in 2 process(es)" in capsys.readouterr().out
+    for lang in ("ko", "en"):
+        nb = nbformat.read(out / lang / source.name, as_version=4)
+        assert nb.cells[-1].outputs[0]["text"] == "1\n"
+        assert nb.metadata["posviz_build_key"] != "had-problems" and nb.metadata["posviz_build_seconds"] > 0
+    stamps = {lang: (out / lang / source.name).stat().st_mtime_ns for lang in ("ko", "en")}
+    again, _ = website.execute_editions(("ko", "en"), out=out, jobs=2)
+    assert again == executed and "executing" not in capsys.readouterr().out, "unchanged: nothing executed"
+    assert {lang: (out / lang / source.name).stat().st_mtime_ns for lang in ("ko", "en")} == stamps
+    _tiny_notebook(source, 2)
+    website.execute_editions(("en",), out=out, jobs=2)
+    assert "executing 1 notebook(s) in 1 process(es)" in capsys.readouterr().out
+    assert nbformat.read(out / "en" / source.name, as_version=4).cells[-1].outputs[0]["text"] == "2\n"
+    with pytest.raises(ValueError, match="jobs must be >= 1"):
+        website.execute_editions(("en",), out=out, jobs=0)
