@@ -6,6 +6,7 @@ checked against, plus the plotting and training helpers that keep notebook cells
 
 __version__ = "0.1.0"
 
+from . import exercises
 from .alibi import ALiBiMultiheadAttention, alibi_bias, alibi_slopes
 from .analysis import PCAResult, pca, plot_position_pca
 from .attention import MultiheadSelfAttention, causal_mask, scaled_dot_product_attention
@@ -56,6 +57,7 @@ from .vocab import Vocabulary
 
 __all__ = [
     "__version__",
+    "exercises",
     # style
     "setup",
     "seed_everything",
