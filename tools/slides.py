@@ -325,10 +325,6 @@ def export(
     font, relative to ``target`` (or URLs). Returns ``target``.
     """
     page = website.for_static_page(nbformat.read(executed, as_version=4), lang, link_suffix=".slides.html")
-    badge = website.OFFLINE_BADGE.replace("Open in Colab", nbtemplate.BADGE_ALT[lang])  # in the deck's language
-    for cell in page.cells:
-        if cell.cell_type == "markdown":
-            cell.source = cell.source.replace(website.OFFLINE_BADGE, badge)
     deck = lecture_notebook(page)
     exporter = website.CourseSlidesExporter(
         reveal_url_prefix=reveal_prefix,
@@ -398,6 +394,7 @@ def main(argv: list[str] | None = None) -> int:
         for path in paths:
             export(path, lang, SLIDES / lang / f"{path.stem}.slides.html", prefix)
             count += 1
+    website.write_data_page(SLIDES, index_link=False)  # the decks link to the data folder's description
     where = "the network (--reveal-cdn)" if args.reveal_cdn else f"{SLIDES / 'reveal.js'}"
     print(f"\n{count} slide deck(s) in {SLIDES} (reveal.js from {where}); press s in a deck for the notes")
     return 1 if failed else 0

@@ -86,7 +86,9 @@ _DATA_LINK = re.compile(r"(?<![/\w])(\.\./data/[A-Za-z0-9_./-]+)\.md\b")  # rend
 _BADGE_IMAGE = re.compile(
     r'<img [^>]*src="https://colab\.research\.google\.com/assets/colab-badge\.svg"[^>]*>'
 )
-OFFLINE_BADGE = '<span class="colab-badge">Open in Colab</span>'  # a link still, but no image to fetch
+def offline_badge(lang: str) -> str:
+    """The Colab badge without its image (a link still, but nothing to fetch), in the edition's language."""
+    return f'<span class="colab-badge">{html.escape(nbtemplate.BADGE_ALT[lang])}</span>'
 
 
 # --- Rendering ---------------------------------------------------------------------------------
@@ -170,7 +172,7 @@ def for_static_page(
         if cell.cell_type == "markdown":
             text = _NOTEBOOK_LINK.sub(lambda m: m.group(1) + link_suffix, nbtemplate.source(cell))
             text = _DATA_LINK.sub(r"\1.html", text)
-            cell.source = _BADGE_IMAGE.sub(OFFLINE_BADGE, text)
+            cell.source = _BADGE_IMAGE.sub(offline_badge(lang), text)
         for output in cell.get("outputs", []):
             if WIDGET_MIME in output.get("data", {}):
                 output["data"] = {
@@ -325,7 +327,7 @@ def render_pages(executed: dict[str, list[Path]], out: Path = SITE) -> list[Path
             written.append(target)
     for problem in MathMLRenderer.problems:
         print(f"  problem: {problem}")
-    _write_data_page(out)
+    write_data_page(out)
     rows = {}
     for lang in EDITIONS:
         names = _course_order(exists[lang])
@@ -383,12 +385,15 @@ def _plain_page(title: str, body: str, font_prefix: str, lang: str = "ko") -> st
 """
 
 
-def _write_data_page(out: Path) -> Path:
-    """``out/data/README.html``: ``data/README.md`` as a page (the notebooks link to it)."""
+def write_data_page(out: Path, *, index_link: bool = True) -> Path:
+    """``out/data/README.html``: ``data/README.md`` as a page (the notebooks link to it).
+
+    ``index_link``: start the page with a link back to ``out/index.html`` (the site has one, the decks do not).
+    """
     from nbconvert.filters.markdown_mistune import markdown2html_mistune
 
     body = markdown2html_mistune((ROOT / "data" / "README.md").read_text(encoding="utf-8"))
-    back = '<p><a href="../index.html">⌂ 강좌 목차 · Course index</a></p>'
+    back = '<p><a href="../index.html">⌂ 강좌 목차 · Course index</a></p>' if index_link else ""
     target = out / "data" / "README.html"
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_text(_plain_page("data/", back + body, "../fonts", lang="en"), encoding="utf-8")
