@@ -12,7 +12,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import nbformat
+import zmq.asyncio
 from nbclient import NotebookClient
+from nbclient.jsonutil import json_clean
+from nbclient.output_widget import OutputWidget
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = ROOT / "notebooks"
@@ -29,6 +32,31 @@ class Run:
     notebook: nbformat.NotebookNode
     seconds: float
     problems: list[str] = field(default_factory=list)
+
+
+class _OutputWidget(OutputWidget):
+    """nbclient's stand-in for an ``ipywidgets.Output`` front end, sending on the asyncio socket.
+
+    Every output that a kernel routes into an Output widget (``interact`` draws into one) makes
+    nbclient send a ``comm_msg`` back on the shell channel, while the same client is awaiting
+    the cell's ``execute_reply`` on that socket. nbclient sends it through
+    ``Session.send``, which uses a *synchronous* shadow of the asyncio socket: that send processes
+    libzmq's pending commands and so drains the socket's edge-triggered notification, and if the
+    reply has just arrived its wake-up is lost. The awaiting poll then returns only when the
+    cell timeout runs out (pyzmq's last check finds the reply), so the next cell started a whole
+    ``CELL_TIMEOUT`` late (jupyter/nbclient#312). Sending on the asyncio socket itself lets pyzmq
+    re-check the socket for waiting receivers after the send, so the reply is seen at once.
+    """
+
+    def _publish_msg(self, msg_type, data=None, metadata=None, buffers=None, **keys) -> None:
+        socket = self.kernel_client.shell_channel.socket
+        if not isinstance(socket, zmq.asyncio.Socket):  # a blocking client has no such race
+            super()._publish_msg(msg_type, data, metadata, buffers, **keys)
+            return
+        session = self.kernel_client.session
+        content = json_clean(dict(data=data or {}, comm_id=self.comm_id, **keys))
+        msg = session.msg(msg_type, content=content, parent=self.parent_header, metadata=metadata or {})
+        socket.send_multipart(session.serialize(msg) + list(buffers or []))
 
 
 def notebook_paths() -> list[Path]:
@@ -54,6 +82,7 @@ def execute(path: Path | str, *, timeout: int = CELL_TIMEOUT, notebook=None) -> 
         # TCP without encryption; that is how Jupyter always runs locally, so keep it quiet.
         extra_arguments=["--IPKernelApp.log_level=ERROR"],
     )
+    client.widget_registry["@jupyter-widgets/output"]["OutputModel"] = _OutputWidget
     start = time.perf_counter()
     client.execute()
     seconds = time.perf_counter() - start
