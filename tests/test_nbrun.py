@@ -1,20 +1,14 @@
 """The notebook runner (tools/nbrun.py): what it reports, and that a widget cell never stalls it."""
 
 import time
-from datetime import datetime
 
 import nbformat
 import pytest
 from nbclient.exceptions import CellTimeoutError
 from nbformat.v4 import new_code_cell, new_notebook
-from nbrun import NOTEBOOKS, execute
+from nbrun import NOTEBOOKS, _seconds, execute
 
 pytest.importorskip("ipywidgets")
-
-
-def _kernel_time(stamp: str) -> float:
-    """A kernel message timestamp (ISO 8601, as nbclient records it) in seconds."""
-    return datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp()
 
 
 def _three_cells(widget_output: str) -> nbformat.NotebookNode:
@@ -43,7 +37,7 @@ def test_cell_after_an_interact_cell_starts_at_once():
     """
     run = execute(NOTEBOOKS / "widget_stall.ipynb", timeout=60, notebook=_three_cells("'x' * 2_000_000"))
     widget, after = (run.notebook.cells[i].metadata.execution for i in (1, 2))
-    gap = _kernel_time(after["iopub.status.busy"]) - _kernel_time(widget["shell.execute_reply"])
+    gap = _seconds(after["iopub.status.busy"]) - _seconds(widget["shell.execute_reply"])
     assert 0 <= gap < 20, f"the cell after the interact cell started {gap:.1f} s after its reply"
     assert run.notebook.cells[2].outputs[0]["text"] == "next\n"
     # The widget's printout is kept in the notebook's widget state (what a saved notebook shows).

@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 import time
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 
 import nbformat
@@ -19,7 +20,7 @@ from nbclient.output_widget import OutputWidget
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = ROOT / "notebooks"
-CELL_TIMEOUT = 180  # seconds, per cell
+CELL_TIMEOUT = 120  # seconds, per cell
 _WARNING = re.compile(r"\b\w*Warning\b|findfont:|Glyph \d+ .*missing")
 # A cell ending in a plotting call shows e.g. "<Axes: ...>" or "Text(0.5, 1.0, ...)": noise for a reader.
 _STRAY_REPR = re.compile(r"^(<(Axes|matplotlib|Figure)\b|Text\(|\[<matplotlib)")
@@ -32,6 +33,21 @@ class Run:
     notebook: nbformat.NotebookNode
     seconds: float
     problems: list[str] = field(default_factory=list)
+
+    def cell_seconds(self) -> dict[int, float]:
+        """Each executed code cell's run time in seconds (kernel clock: busy to execute_reply), by index."""
+        times = {}
+        for index, cell in enumerate(self.notebook.cells):
+            stamps = cell.get("metadata", {}).get("execution", {})
+            if "iopub.status.busy" in stamps and "shell.execute_reply" in stamps:
+                busy, reply = (_seconds(stamps[k]) for k in ("iopub.status.busy", "shell.execute_reply"))
+                times[index] = reply - busy
+        return times
+
+
+def _seconds(stamp: str) -> float:
+    """An ISO 8601 timestamp of a kernel message (as nbclient records it) in seconds since the epoch."""
+    return datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp()
 
 
 class _OutputWidget(OutputWidget):
