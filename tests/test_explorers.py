@@ -19,6 +19,9 @@ def _cell_defining(notebook: str, name: str) -> str:
     return next(s for s in sources if f"def {name}(" in s and "widgets.interact(" in s)
 
 
+# ipywidgets 7 uses ipykernel.comm.Comm and ipykernel.pylab, which ipykernel >= 6.29 deprecates (third-party).
+@pytest.mark.filterwarnings("ignore:The `ipykernel.comm.Comm` class has been deprecated:DeprecationWarning")
+@pytest.mark.filterwarnings("ignore:`ipykernel.pylab.backend_inline` is deprecated:DeprecationWarning")
 def test_sinusoidal_explorer_dimension_slider_follows_d_model(capsys):
     namespace = {"posviz": posviz, "plt": plt, "np": np}
     exec(_cell_defining("03_sinusoidal_encoding.ipynb", "explore"), namespace)

@@ -54,7 +54,9 @@ def test_runner_reports_stderr_and_warnings():
             new_code_cell("print('fine')"),
         ]
     )
-    problems = execute(NOTEBOOKS / "report.ipynb", notebook=nb).problems
+    run = execute(NOTEBOOKS / "report.ipynb", notebook=nb)
+    problems = run.problems
+    assert sorted(run.cell_seconds()) == [0, 1, 2] and all(0 <= s < 10 for s in run.cell_seconds().values())
     assert problems[0] == "cell 0: stderr: oops"
     assert problems[1].startswith("cell 1: stderr:") and "UserWarning: careful" in problems[1]
     assert len(problems) == 2
