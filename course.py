@@ -5,6 +5,7 @@
                               # and write its offline page into build/site/both/
     python3 course.py test    # make .venv if missing, install, run the test suite
     python3 course.py lab     # make .venv if missing, install, open JupyterLab on notebooks/
+                              # (extra arguments go to JupyterLab, e.g. --port 8890)
     python3 course.py site    # ... build the offline website (three editions) into build/site/
     python3 course.py slides  # ... export offline reveal.js lecture decks into build/slides/
     python3 course.py editions  # ... write Korean-only and English-only notebooks into build/editions/
@@ -13,7 +14,7 @@ Works the same on Linux, macOS and Windows (``py course.py run``). Uses only the
 library until the virtual environment exists.
 
 PyTorch: the venv gets ``torch==2.13.0`` unless torch is already there; set
-``POSVIZ_TORCH`` to another requirement (e.g. ``"torch>=2.1"``) or to ``skip``. On Linux,
+``POSVIZ_TORCH`` to another requirement (e.g. ``"torch>=2.4"``) or to ``skip``. On Linux,
 PyPI's default torch is a large CUDA build; a CPU-only build is smaller:
 ``pip install torch --index-url https://download.pytorch.org/whl/cpu`` inside ``.venv`` first.
 """
@@ -88,7 +89,16 @@ def main() -> None:
     elif command == "test":
         _run(python, "-m", "pytest", *extra)
     else:
-        _run(python, "-m", "jupyter", "lab", ROOT / "notebooks", *extra)
+        _run(python, "-m", "jupyter", "lab", ROOT / "notebooks", *lab_arguments(extra))
+
+
+def lab_arguments(extra: list[str]) -> list[str]:
+    """JupyterLab's arguments: ``extra`` as given, plus ``--allow-root`` when running as root
+    (e.g. in Docker), where JupyterLab otherwise refuses to start."""
+    as_root = hasattr(os, "geteuid") and os.geteuid() == 0  # no geteuid on Windows
+    if as_root and "--allow-root" not in extra:
+        return [*extra, "--allow-root"]
+    return list(extra)
 
 
 if __name__ == "__main__":

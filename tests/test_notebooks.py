@@ -7,5 +7,6 @@ from nbrun import execute, notebook_paths
 @pytest.mark.parametrize("path", notebook_paths(), ids=lambda p: p.stem)
 def test_notebook_runs_clean(path):
     run = execute(path)
-    print(f"{path.name}: {run.seconds:.1f} s")
+    slowest = max(run.cell_seconds().items(), key=lambda item: item[1])
+    print(f"{path.name}: {run.seconds:.1f} s; slowest cell {slowest[0]}: {slowest[1]:.1f} s")
     assert not run.problems, "\n".join(run.problems)

@@ -73,7 +73,11 @@ if "google.colab" in sys.modules:
     import subprocess
 
     if not os.path.isdir("{folder}"):
-        subprocess.run(["git", "clone", "--depth", "1", "{url}", "{folder}"], check=True)
+        # capture git's output (it reports progress on stderr even when all goes well); show it on failure
+        clone = subprocess.run(["git", "clone", "--depth", "1", "{url}", "{folder}"], capture_output=True, text=True)
+        if clone.returncode != 0:
+            print(clone.stdout + clone.stderr)
+            raise RuntimeError(f"git clone of {url} failed (exit status {{clone.returncode}}): git's message is above")
     sys.path.insert(0, "{folder}")  # Colab's own torch, numpy and matplotlib are used as they are
 
 import matplotlib.pyplot as plt
