@@ -227,7 +227,7 @@ def test_website_turns_math_into_mathml_and_links_into_pages(tmp_path):
     assert body.count("<math") == 3 and "$$" not in body and "\\frac" not in body
     assert "<code>$HOME</code>" in body
     assert 'href="06_showdown.html"' in body and "06_showdown.ipynb" not in body
-    assert "colab-badge.svg" not in body and "Open in Colab" in body
+    assert "colab-badge.svg" not in body and "Open In Colab" in body
     assert not website.MathMLRenderer.problems
 
 
