@@ -43,11 +43,11 @@ ALLOWED_LATIN = frozenset(
     rnn gru lstm tanh relu softmax sdpa pca minilm bert gpt llama qwen smollm hf
     sin cos exp log max min mean std argmax clip
     id ids pos dim dims head heads query key value d_model head_dim base
-    ms s mib gib kib kb mb gb fp16 fp32 bf16 float16 float32 float64 bfloat16 int8
+    ms s rad mib gib kib kb mb gb fp16 fp32 bf16 float16 float32 float64 bfloat16 int8
     x y k q v l d p n i j m t b h w
     """.split()
 )
-_WORD = re.compile(r"[A-Za-z][A-Za-z0-9_]*")
+_WORD = re.compile(r"[A-Za-z][A-Za-z0-9_]*(?:-[A-Za-z0-9_]+)*")  # NTK-aware is one name
 _QUOTED = re.compile(r"'[^'\n]*'|\"[^\"\n]*\"|‘[^’\n]*’|“[^”\n]*”|<[a-z]+>")
 
 
