@@ -58,6 +58,7 @@ _language = "both"
 #: Environment variable naming a file: if set when :func:`setup` runs, figure text is logged there.
 FIGURE_TEXT_ENV = "POSVIZ_FIGURE_TEXT"
 _text_log: Path | None = None
+_draw_patched = False
 
 
 def seed_everything(seed: int) -> None:
@@ -189,7 +190,7 @@ def _log(record: dict) -> None:
         handle.write(json.dumps(record, ensure_ascii=False) + "\n")
 
 
-def enable_figure_text_log(path: str | Path) -> None:
+def enable_figure_text_log(path: str | Path | None) -> None:
     """Append every :func:`t` call and every text of every figure drawn to ``path`` (JSON lines).
 
     For the course's tests (``tests/test_notebooks.py``, checked by ``tools/textcheck.py``): a
@@ -198,18 +199,18 @@ def enable_figure_text_log(path: str | Path) -> None:
     (titles, axis labels, tick labels, legend entries, annotations, colorbar labels) is logged as
     ``{"kind": "text", "text", "where"}``, ``where`` naming the figure by its first title.
     :func:`setup` calls this when the environment variable ``POSVIZ_FIGURE_TEXT`` is set.
-    Calling it again only changes the file.
+    Calling it again changes the file; ``None`` stops logging.
 
     Raises:
-        TypeError: if ``path`` is not a ``str`` or ``Path``.
+        TypeError: if ``path`` is not a ``str``, ``Path`` or ``None``.
     """
-    global _text_log
-    if not isinstance(path, (str, Path)):
-        raise TypeError(f"path must be a str or Path, got {type(path).__name__}")
-    already = _text_log is not None
-    _text_log = Path(path)
-    if already:
+    global _text_log, _draw_patched
+    if path is not None and not isinstance(path, (str, Path)):
+        raise TypeError(f"path must be a str, Path or None, got {type(path).__name__}")
+    _text_log = None if path is None else Path(path)
+    if _draw_patched or path is None:
         return
+    _draw_patched = True
     from matplotlib.figure import Figure
     from matplotlib.text import Text
 
@@ -217,6 +218,8 @@ def enable_figure_text_log(path: str | Path) -> None:
 
     def draw_and_log(figure, renderer):
         result = original_draw(figure, renderer)
+        if _text_log is None:
+            return result
         texts = [
             text.get_text()
             for text in figure.findobj(Text)

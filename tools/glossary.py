@@ -106,10 +106,12 @@ def _squeeze(text: str) -> str:
     return re.sub(r"\s+", "", text)
 
 
-def _avoided(form: str, squeezed_korean: str) -> bool:
+def _avoided(form: str, squeezed_korean: str) -> str | None:
+    """The avoided text found in the (space-free) Korean prose, or None."""
     if form.startswith("re:"):
-        return re.search(_squeeze(form[3:]), squeezed_korean) is not None
-    return _squeeze(form) in squeezed_korean
+        found = re.search(_squeeze(form[3:]), squeezed_korean)
+        return found.group(0) if found else None
+    return form if _squeeze(form) in squeezed_korean else None
 
 
 def prose(markdown: str) -> str:
@@ -129,8 +131,9 @@ def check_cells(cells: list, terms: list[Term]) -> list[str]:
         korean = _squeeze(prose(nbtemplate.source(cell)))
         for term in terms:
             for form in term.avoid:
-                if _avoided(form, korean):
-                    problems.append(f"cell {i}: says {form.removeprefix('re:')!r}; the glossary term is {term.korean[0]!r}")
+                found = _avoided(form, korean)
+                if found:
+                    problems.append(f"cell {i}: says {found!r}; the glossary term is {term.korean[0]!r}")
         if (
             nbtemplate.language(cell) != "ko"
             or i + 1 >= len(cells)
