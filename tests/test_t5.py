@@ -94,6 +94,24 @@ def test_buckets_match_hugging_face_t5(bidirectional, num_buckets, max_distance)
     assert torch.equal(got, oracle)
 
 
+@pytest.mark.parametrize("causal", [False, True])
+def test_bias_matches_hugging_face_compute_bias(causal):
+    """Same table, same (heads, query, key) layout and sign as T5Attention.compute_bias (encoder and decoder)."""
+    transformers = pytest.importorskip("transformers", reason="pip install '.[test]'")
+    from transformers.models.t5.modeling_t5 import T5Attention
+
+    config = transformers.T5Config(
+        d_model=8, d_kv=4, num_heads=2, relative_attention_num_buckets=8, relative_attention_max_distance=16,
+        is_decoder=causal,
+    )
+    hf = T5Attention(config, has_relative_attention_bias=True, layer_idx=0)
+    ours = T5RelativePositionBias(2, 8, 16, bidirectional=not causal)
+    with torch.no_grad():
+        hf.relative_attention_bias.weight.copy_(ours.table)
+        positions = torch.arange(40)[None]
+        torch.testing.assert_close(ours(positions, positions), hf.compute_bias(40, 40), rtol=0, atol=0)
+
+
 def test_bucket_errors():
     r = torch.arange(-3, 4)
     with pytest.raises(TypeError, match="integer"):
