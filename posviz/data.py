@@ -54,7 +54,8 @@ def load_sentences(kind: str | None = None) -> dict | list:
     Args:
         kind: ``None`` for the whole dict, or one of its keys: ``"order_pairs"`` (pairs whose
             meaning changes with word order), ``"free_order"`` (Korean pairs whose meaning does
-            not), ``"repeated_word"`` (one word twice with two meanings), ``"short"`` (for
+            not), ``"focus_order"`` (Korean pairs whose roles stay but whose focus moves),
+            ``"repeated_word"`` (one word twice with two meanings), ``"short"`` (for
             per-token figures).
 
     Returns:

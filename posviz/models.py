@@ -9,7 +9,9 @@ Position methods are registered in :data:`POSITION_METHODS` by name. Each is eit
 * an *input* method: a module added to the token embeddings before the first block
   (``"sinusoidal"``, ``"learned"``), with plain attention in every block; or
 * an *attention* method: a :class:`~posviz.attention.MultiheadSelfAttention` subclass used in
-  every block, with nothing added to the input (``"none"`` uses the plain class).
+  every block, with nothing added to the input (``"none"`` uses the plain class). An attention
+  method may also build one ``shared`` module per model that every block's attention receives
+  (``"t5"``: one bias table for all layers, as in T5).
 """
 
 from __future__ import annotations
@@ -37,14 +39,18 @@ class PositionMethod:
     Attributes:
         name: registry key, e.g. ``"sinusoidal"``.
         input_layer: ``(d_model, max_len) -> nn.Module`` adding positions to the input, or ``None``.
-        attention: ``(d_model, num_heads, causal, max_len) -> MultiheadSelfAttention``.
+        attention: ``(d_model, num_heads, causal, max_len) -> MultiheadSelfAttention``; called
+            with a fifth argument, the shared module, when ``shared`` is set.
         description: one line for tables.
+        shared: ``(d_model, num_heads, causal, max_len) -> nn.Module`` built once per model and
+            passed to every block's ``attention`` (parameters shared across layers), or ``None``.
     """
 
     name: str
     input_layer: Callable[[int, int], nn.Module] | None
-    attention: Callable[[int, int, bool, int], MultiheadSelfAttention]
+    attention: Callable[..., MultiheadSelfAttention]
     description: str = ""
+    shared: Callable[[int, int, bool, int], nn.Module] | None = None
 
 
 def _plain_attention(d_model: int, num_heads: int, causal: bool, max_len: int) -> MultiheadSelfAttention:
@@ -104,6 +110,12 @@ register_position_method(
         "fixed linear distance penalty on the attention logits (Press et al. 2022)",
     )
 )
+
+# T5 relative bias (Raffel et al. 2020): 32 buckets up to distance 128, one table for all layers;
+# for other sizes pass posviz.t5.t5_method(num_buckets, max_distance) as ``position``.
+from .t5 import t5_method  # noqa: E402
+
+register_position_method(t5_method(name="t5"))
 
 
 class _Block(nn.Module):
@@ -183,9 +195,10 @@ class TinyTransformer(nn.Module):
         # entries, comparable with a [-1, 1] position table.
         nn.init.normal_(self.embed.weight, std=d_model**-0.5)
         self.input_position = position.input_layer(d_model, max_len) if position.input_layer else None
+        sizes = (d_model, num_heads, self.causal, max_len)
+        shared = () if position.shared is None else (position.shared(*sizes),)
         self.blocks = nn.ModuleList(
-            _Block(position.attention(d_model, num_heads, self.causal, max_len), d_model, mlp_ratio)
-            for _ in range(num_layers)
+            _Block(position.attention(*sizes, *shared), d_model, mlp_ratio) for _ in range(num_layers)
         )
         self.norm = nn.LayerNorm(d_model)
         self.head = nn.Linear(d_model, num_outputs)

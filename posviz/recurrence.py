@@ -8,8 +8,11 @@ Sources:
 * Bengio, Simard & Frasconi 1994, "Learning long-term dependencies with gradient descent is
   difficult", https://doi.org/10.1109/72.279181, and Pascanu, Mikolov & Bengio 2013, "On the
   difficulty of training recurrent neural networks", §2, https://arxiv.org/abs/1211.5063
-  (``∂h_T/∂h_t`` is a product of ``T - t`` Jacobians ``diag(1 - h_k²) W_hh``; it vanishes when
-  the spectral radius of ``W_hh`` is below 1 and can explode above 1).
+  (``∂h_T/∂h_t`` is a product of ``T - t`` Jacobians ``diag(1 - h_k²) W_hh``. For tanh, with
+  ``|tanh'| ≤ 1``, the conditions are on the largest singular value ``‖W_hh‖₂``: below 1 is
+  sufficient for vanishing, above 1 is necessary for exploding. The spectral-radius version of
+  these conditions holds for a *linear* RNN only: ``W_hh = 6·[[1, −1], [1, −1]]`` has spectral
+  radius 0 and ``‖W_hh‖₂ = 12``, and a tanh RNN with it can still explode, see notebook 01).
 * Hochreiter & Schmidhuber 1997, "Long short-term memory",
   https://doi.org/10.1162/neco.1997.9.8.1735 (LSTM).
 * Cho et al. 2014, "Learning phrase representations using RNN encoder-decoder for statistical

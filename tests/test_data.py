@@ -19,6 +19,16 @@ def test_order_pairs_are_permutations_with_both_languages():
             assert a != b and sorted(posviz.tokenize(a)) == sorted(posviz.tokenize(b))
 
 
+def test_korean_pairs_keep_their_tokens_and_the_no_particle_pair_comes_first():
+    # particles keep the roles: the same tokens, reordered
+    for item in posviz.load_sentences("focus_order") + posviz.load_sentences("free_order"):
+        a, b = item["ko"]
+        assert a != b and sorted(posviz.tokenize(a)) == sorted(posviz.tokenize(b))
+    assert posviz.load_sentences("focus_order")[0]["ko"] == ["나는 항상 빵을 먹는다", "나는 빵을 항상 먹는다"]
+    # notebooks 00 and 01 use the first order pair: in Korean, one whose words carry no particles
+    assert posviz.load_sentences("order_pairs")[0]["ko"] == ["개 물린 사람", "사람 물린 개"]
+
+
 def test_repeated_word_positions_point_at_the_word():
     item = posviz.load_sentences("repeated_word")
     for lang in ("ko", "en"):

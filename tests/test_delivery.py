@@ -16,6 +16,7 @@ import nbformat
 import nbtemplate
 import pytest
 import slides
+import textcheck
 import website
 import yaml
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
@@ -302,6 +303,16 @@ def test_glossary_check_finds_a_drifting_translation():
     assert glossary.check_cells(not_prose, terms) == []
 
 
+def test_glossary_avoid_patterns_find_drifting_words_but_not_good_ones():
+    terms = glossary.load()
+    drifting = [_ko("폭 32인 모델을 200걸음 학습하고, 옮긴 입력과 순진한 구현을 봅니다. 절대값, 시계 바늘, 순열 등변적.")]
+    found = " ".join(glossary.check_cells(drifting, terms))
+    for form in ("폭", "걸음", "옮긴 입력", "순진", "절대값", "시계바늘", "순열 등변적"):
+        assert f"says '{form}" in found, form
+    good = [_ko("너비 32인 모델을 200스텝 학습하면 기울기 폭발이 일어나고 증폭됩니다. 위치를 100칸 옮겨도 됩니다.")]
+    assert glossary.check_cells(good, terms) == []
+
+
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
 def test_notebook_uses_the_glossary(path):
     problems = glossary.check_notebook(path)
@@ -329,3 +340,48 @@ def test_pre_commit_strips_outputs_but_keeps_tags_and_slides(tmp_path):
     assert not stripped["cells"][7]["outputs"] and stripped["cells"][7]["execution_count"] is None
     assert stripped["cells"][1]["metadata"]["tags"] == ["lang-ko"]
     assert [c["metadata"]["slideshow"] for c in stripped["cells"]] == [c.metadata.slideshow for c in nb.cells]
+
+
+# --- text a reader sees: emphasis under CommonMark, figure language ------------------------------
+
+
+def test_emphasis_check_finds_bold_that_does_not_close():
+    assert textcheck.unrendered_emphasis("**사인파(sine)**는 빠르게 돕니다.") == ["**사인파(sine)**는 빠르게 돕니다."]
+    assert textcheck.unrendered_emphasis('대신 **"멀수록 벌점"**을 줍니다.')
+    assert textcheck.unrendered_emphasis("a __dunder__ word") == []  # renders as emphasis
+    fine = [
+        "**사인파**는 빠르게 돕니다.",
+        "**눈여겨볼 점:** 아래",
+        "**위치**(1~15번)에 있는 경우",
+        "**평면마다 다른 속도 $\\theta_i$로** 돌립니다.",
+        "code `a**b` and $x^{**}$",
+        "```python\nx = 2 ** 3\n```",
+    ]
+    assert [textcheck.unrendered_emphasis(text) for text in fine] == [[]] * len(fine)
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_markdown_emphasis_renders_under_commonmark(path):
+    problems = textcheck.check_notebook(path)
+    assert not problems, "\n".join(problems)
+
+
+def test_figure_language_check_reads_both_halves_of_each_t_call():
+    records = [
+        {"kind": "t", "ko": "위치 (토큰)", "en": "position (tokens)", "sep": " · "},
+        {"kind": "t", "ko": "keys only", "en": "keys only", "sep": " · "},
+        {"kind": "t", "ko": "값만", "en": "값만", "sep": " · "},
+        {"kind": "text", "text": "위치 (토큰) · position (tokens)", "where": "fig"},
+        {"kind": "text", "text": "keys only · keys only", "where": "fig"},
+        {"kind": "text", "text": "값만 · 값만", "where": "fig"},
+        {"kind": "text", "text": "shift +100", "where": "fig"},
+        {"kind": "text", "text": "그림", "where": "fig"},
+        {"kind": "text", "text": "RoPE, ALiBi, NTK-aware, rope, 10 ms, W_hh, $\\theta_i$", "where": "fig"},
+        {"kind": "text", "text": "3: dog", "where": "fig"},  # a token of the course's example sentences
+    ]
+    problems = textcheck.figure_language_problems(records)
+    assert len(problems) == 4, problems
+    assert any("Korean figure text 'keys only' has English ['keys', 'only']" in p for p in problems)
+    assert any("English figure text '값만' has Hangul" in p for p in problems)
+    assert any("outside posviz.t() has English ['shift']" in p for p in problems)
+    assert any("outside posviz.t() has Hangul" in p and "'그림'" in p for p in problems)

@@ -1,12 +1,28 @@
-"""Run every notebook top to bottom in a fresh kernel; fail on an error or on any warning."""
+"""Run every notebook top to bottom in a fresh kernel; fail on an error, on any warning, or on
+figure text in the wrong language.
+
+The run is the bilingual one (``lang="both"``). With ``POSVIZ_FIGURE_TEXT`` set, ``posviz.setup``
+logs every ``posviz.t(ko, en)`` call and every text drawn in a figure, and ``tools/textcheck.py``
+checks the Korean halves for English words, the English halves for Hangul, and text outside
+``t()`` (the same in both one-language editions) for both, so the language check needs no
+second execution of the Korean and English editions.
+"""
 
 import pytest
+import textcheck
 from nbrun import execute, notebook_paths
 
 
 @pytest.mark.parametrize("path", notebook_paths(), ids=lambda p: p.stem)
-def test_notebook_runs_clean(path):
+def test_notebook_runs_clean(path, tmp_path, monkeypatch):
+    log = tmp_path / "figure_text.jsonl"
+    monkeypatch.setenv("POSVIZ_FIGURE_TEXT", str(log))
     run = execute(path)
     slowest = max(run.cell_seconds().items(), key=lambda item: item[1])
     print(f"{path.name}: {run.seconds:.1f} s; slowest cell {slowest[0]}: {slowest[1]:.1f} s")
     assert not run.problems, "\n".join(run.problems)
+    records = textcheck.read_figure_text_log(log)
+    if any(c.cell_type == "code" and "plt." in c.source for c in run.notebook.cells):
+        assert any(r["kind"] == "text" for r in records), "figures were drawn but none was logged"
+    problems = textcheck.figure_language_problems(records)
+    assert not problems, "figure text in the wrong language:\n" + "\n".join(problems)

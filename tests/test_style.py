@@ -97,3 +97,32 @@ def test_setup_sets_torch_threads(capsys):
             posviz.setup(torch_threads=0)
     finally:
         torch.set_num_threads(before)
+
+
+def test_figure_text_log_records_t_calls_and_drawn_text(tmp_path):
+    import json
+
+    import matplotlib.pyplot as plt
+
+    from posviz import style
+
+    log = tmp_path / "figure_text.jsonl"
+    style.set_language("both")
+    style.enable_figure_text_log(log)
+    try:
+        fig, ax = plt.subplots()
+        ax.set_title(style.t("제목", "title", sep="\n"))
+        ax.plot([0, 1], label="rope")
+        ax.legend()
+        fig.canvas.draw()
+        plt.close(fig)
+    finally:
+        style.enable_figure_text_log(None)
+    records = [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines()]
+    assert {"kind": "t", "ko": "제목", "en": "title", "sep": "\n"} in records
+    drawn = {r["text"] for r in records if r["kind"] == "text"}
+    assert {"제목\ntitle", "rope"} <= drawn and any(r.get("where") == "제목 title" for r in records)
+    style.t("x", "y")  # logging is off again
+    assert len(log.read_text(encoding="utf-8").splitlines()) == len(records)
+    with pytest.raises(TypeError):
+        style.enable_figure_text_log(3)

@@ -12,7 +12,9 @@ preferred one. Two rules are checked:
   so a translation that drops a term, or says it another way, is found where it is. Everyday
   words ("token", "accuracy") are not pair-checked: a good translation need not repeat them.
 - avoid (every row): no Korean prose (``lang-ko`` cells and untagged markdown) uses a form
-  listed under ``avoid`` (e.g. 위치 부호화 for 위치 인코딩), so one idea keeps one name.
+  listed under ``avoid`` (e.g. 위치 부호화 for 위치 인코딩), so one idea keeps one name. An avoid
+  form written ``re:PATTERN`` is a regular expression, for a form that is also part of a good
+  word (``re:폭(?!발)`` finds 폭 "width" but not 폭발 "explosion").
 
 English matches ignore case, accept plurals and treat hyphens and spaces alike ("self
 attention", "self-attentions"); Korean matches ignore spaces ("셀프어텐션"), so particles and
@@ -88,6 +90,12 @@ def load(path: Path = GLOSSARY) -> list[Term]:
             raise ValueError(f"{path.name} line {number}: every korean form needs Hangul")
         if set(map(_squeeze, avoid)) & set(map(_squeeze, korean)):
             raise ValueError(f"{path.name} line {number}: a form is both accepted and avoided")
+        for form in avoid:
+            if form.startswith("re:"):
+                try:
+                    re.compile(form[3:])
+                except re.error as error:
+                    raise ValueError(f"{path.name} line {number}: bad pattern {form!r}: {error}") from None
         terms.append(
             Term(english, korean, row["pair"].strip() == "yes", avoid, (row.get("note") or "").strip())
         )
@@ -96,6 +104,14 @@ def load(path: Path = GLOSSARY) -> list[Term]:
 
 def _squeeze(text: str) -> str:
     return re.sub(r"\s+", "", text)
+
+
+def _avoided(form: str, squeezed_korean: str) -> str | None:
+    """The avoided text found in the (space-free) Korean prose, or None."""
+    if form.startswith("re:"):
+        found = re.search(_squeeze(form[3:]), squeezed_korean)
+        return found.group(0) if found else None
+    return form if _squeeze(form) in squeezed_korean else None
 
 
 def prose(markdown: str) -> str:
@@ -115,8 +131,9 @@ def check_cells(cells: list, terms: list[Term]) -> list[str]:
         korean = _squeeze(prose(nbtemplate.source(cell)))
         for term in terms:
             for form in term.avoid:
-                if _squeeze(form) in korean:
-                    problems.append(f"cell {i}: says {form!r}; the glossary term is {term.korean[0]!r}")
+                found = _avoided(form, korean)
+                if found:
+                    problems.append(f"cell {i}: says {found!r}; the glossary term is {term.korean[0]!r}")
         if (
             nbtemplate.language(cell) != "ko"
             or i + 1 >= len(cells)

@@ -1,0 +1,187 @@
+"""Checks on the course's text that a reader would see: emphasis that renders, and figure text
+in the figure's language.
+
+    python tools/textcheck.py                # check the markdown of notebooks/NN_*.ipynb; exit 1 on a problem
+    python tools/textcheck.py FILE ...       # check these notebooks
+
+1. Emphasis. JupyterLab, GitHub and the website render markdown by CommonMark rules, under which
+   a closing ``**`` right after punctuation and right before a letter (``**사인파(sine)**는``)
+   does not close, and the reader sees the asterisks. :func:`unrendered_emphasis` renders a cell
+   with markdown-it-py (CommonMark) and reports any ``**`` or ``__`` left in its text (code,
+   formulas and HTML are not text).
+2. Figure language. ``posviz.style`` can record the text of every figure drawn and every
+   ``posviz.t(ko, en)`` call (environment variable ``POSVIZ_FIGURE_TEXT``, see
+   :func:`posviz.style.enable_figure_text_log`); :func:`figure_language_problems` reads such a
+   record and reports Korean figure text that holds English words and English figure text that
+   holds Hangul. The record is made during the ordinary bilingual run of the notebooks (the
+   tests' run), so the check costs no extra execution: in a ``lang="both"`` run every text
+   drawn is known as (a) the Korean half of a ``t()`` call, (b) its English half, or (c) text
+   outside ``t()``, which the one-language editions draw unchanged and so must suit both.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from pathlib import Path
+
+import nbformat
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import nbtemplate
+from nbrun import ROOT, notebook_paths
+
+HANGUL = re.compile(r"[\uac00-\ud7a3\u3131-\u318e]")
+_MATH = [re.compile(r"\$\$.*?\$\$", re.DOTALL), re.compile(r"(?<![\\$])\$[^$\n]+\$")]
+
+# English a Korean figure may keep: method and model code names, abbreviations, function names
+# and units. Everything else written in Latin letters (two letters or more) must be Korean.
+ALLOWED_LATIN = frozenset(
+    """
+    none nope sinusoidal learned shaw alibi rope rotary t5 yarn ntk pi xpos
+    rnn gru lstm tanh relu softmax sdpa pca minilm bert gpt llama qwen smollm hf
+    sin cos exp log max min mean std argmax clip
+    id ids pos dim dims head heads query key value d_model head_dim base
+    ms s rad mib gib kib kb mb gb fp16 fp32 bf16 float16 float32 float64 bfloat16 int8
+    x y k q v l d p n i j m t b h w
+    """.split()
+)
+_WORD = re.compile(r"[A-Za-z][A-Za-z0-9_]*(?:-[A-Za-z0-9_]+)*")  # NTK-aware is one name
+_QUOTED = re.compile(r"'[^'\n]*'|\"[^\"\n]*\"|‘[^’\n]*’|“[^”\n]*”|<[a-z]+>")
+
+
+def example_words() -> frozenset[str]:
+    """The tokens of the course's example sentences, English and Korean (``data/sentences.json``,
+    lower-cased): a figure that shows such a sentence token by token shows data, not figure
+    language, and the same tokens appear in both editions."""
+    data = json.loads((ROOT / "data" / "sentences.json").read_text(encoding="utf-8"))
+    words: set[str] = set()
+
+    def walk(node, english=False):
+        if isinstance(node, dict):
+            for key, value in node.items():
+                walk(value, english or key in ("en", "ko"))
+        elif isinstance(node, list):
+            for value in node:
+                walk(value, english)
+        elif isinstance(node, str) and english:
+            words.update(w.lower() for w in node.split())
+            words.update(w.lower() for w in _WORD.findall(node))
+
+    walk(data)
+    return frozenset(words)
+
+
+def _drop_math(markdown: str) -> str:
+    for pattern in _MATH:
+        markdown = pattern.sub("MATH", markdown)  # a word, as JupyterLab and GitHub protect math
+    return markdown
+
+
+def unrendered_emphasis(markdown: str) -> list[str]:
+    """Lines of rendered text (outside code, formulas and HTML) that still show ``**`` or ``__``.
+
+    ``markdown`` is rendered with markdown-it-py's CommonMark preset (tables enabled, as on GitHub
+    and in JupyterLab). Formulas ``$…$`` and ``$$…$$`` are replaced before rendering, since their
+    ``*`` and ``_`` are not emphasis. Returns the offending text fragments, empty if all is well.
+    """
+    from markdown_it import MarkdownIt
+
+    parser = MarkdownIt("commonmark").enable("table")
+    problems = []
+    for token in parser.parse(_drop_math(markdown)):
+        for child in token.children or []:
+            if child.type == "text" and ("**" in child.content or "__" in child.content):
+                problems.append(child.content.strip())
+    return problems
+
+
+def check_notebook(path: Path) -> list[str]:
+    """Unrendered emphasis in every markdown cell of one notebook, as ``"NAME cell N: …"`` lines."""
+    nb = nbformat.read(path, as_version=4)
+    return [
+        f"{Path(path).name} cell {i}: '**' or '__' shows as text: {fragment[:120]!r}"
+        for i, cell in enumerate(nb.cells)
+        if cell.cell_type == "markdown"
+        for fragment in unrendered_emphasis(nbtemplate.source(cell))
+    ]
+
+
+def english_words(text: str, data: frozenset[str] = frozenset()) -> list[str]:
+    """Words in Latin letters that a Korean figure must not show (see ``ALLOWED_LATIN``).
+
+    Kept: words in ``ALLOWED_LATIN`` or in ``data`` (any case), words with a capital after the
+    first letter or with a digit or underscore (``RoPE``, ``ALiBi``, ``W_hh``, ``PC1``), one-letter
+    symbols, formulas between ``$``, quoted examples (``'dog'``) and special tokens (``<pad>``).
+    """
+    text = _QUOTED.sub(" ", re.sub(r"\$[^$]*\$", " ", text))
+    words = []
+    for word in _WORD.findall(text):
+        bare = word.lower()
+        if bare in ALLOWED_LATIN or bare in data or len(word) == 1 or any(c.isdigit() or c == "_" for c in word):
+            continue
+        if any(c.isupper() for c in word[1:]):  # RoPE, ALiBi, FLOPs, NoPE, GPU
+            continue
+        words.append(word)
+    return words
+
+
+def read_figure_text_log(path: Path) -> list[dict]:
+    """The records written by ``posviz.style``'s figure-text log (one JSON object per line)."""
+    if not Path(path).exists():
+        return []
+    return [json.loads(line) for line in Path(path).read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def figure_language_problems(records: list[dict]) -> list[str]:
+    """Figure text in the wrong language, from a figure-text log of a ``lang="both"`` run.
+
+    Records are ``{"kind": "t", "ko": …, "en": …, "sep": …}`` for each ``posviz.t`` call and
+    ``{"kind": "text", "text": …, "where": …}`` for each text drawn in a figure. Each drawn text
+    is split into the halves of the ``t()`` calls it contains and the rest: a Korean half must
+    hold no English word (:func:`english_words`), an English half no Hangul, and the rest
+    (drawn the same in both editions) neither; there, the words of the course's example
+    sentences (:func:`example_words`, e.g. tokens as tick labels) count as data.
+    """
+    joined = {}
+    for record in records:
+        if record.get("kind") == "t":
+            joined[record["ko"] + record["sep"] + record["en"]] = (record["ko"], record["en"])
+    data = example_words()
+    pieces = sorted(joined, key=len, reverse=True)  # longest first, so a call inside another is not split
+    problems = set()
+    for record in records:
+        if record.get("kind") != "text":
+            continue
+        text, where = record["text"], record.get("where", "")
+        rest = text
+        halves = []
+        for piece in pieces:
+            if piece and piece in rest:
+                halves.append(joined[piece])
+                rest = rest.replace(piece, "\n")
+        for ko, en in halves:
+            if english_words(ko):
+                problems.add(f"{where}: Korean figure text {ko!r} has English {english_words(ko)}")
+            if HANGUL.search(en):
+                problems.add(f"{where}: English figure text {en!r} has Hangul")
+        if HANGUL.search(" ".join(w for w in re.split(r"[\s:,]+", rest) if w.lower() not in data)):
+            problems.add(f"{where}: text outside posviz.t() has Hangul, so the English edition shows it: {text!r}")
+        if english_words(rest, data):
+            problems.add(
+                f"{where}: text outside posviz.t() has English {english_words(rest, data)}, so the Korean edition "
+                f"shows it: {text!r}"
+            )
+    return sorted(problems)
+
+
+def main(argv: list[str] | None = None) -> int:
+    paths = [Path(a) for a in (argv if argv is not None else sys.argv[1:])] or notebook_paths()
+    problems = [p for path in paths for p in check_notebook(path)]
+    print("\n".join(problems) or f"{len(paths)} notebook(s): every emphasis renders")
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
