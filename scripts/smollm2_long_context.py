@@ -20,7 +20,6 @@ import datetime as dt
 import json
 import platform
 import time
-from pathlib import Path
 
 import numpy as np
 import torch
@@ -41,9 +40,10 @@ OUT = "smollm2_long_context.json"
 
 
 def _versions() -> dict[str, str]:
+    from importlib.metadata import version
+
     import gguf  # noqa: F401  (import checks it is there)
     import transformers
-    from importlib.metadata import version
 
     return {
         "python": platform.python_version(),
