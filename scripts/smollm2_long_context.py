@@ -31,8 +31,8 @@ from posviz.pretrained import (
     extension_frequencies,
     extension_rope_parameters,
     load_smollm2,
-    rope_frequencies_set,
     token_losses,
+    using_rope_frequencies,
 )
 
 TEXT = "course_prose_en.txt"
@@ -84,7 +84,7 @@ def main() -> None:
     for method in args.methods:
         freqs, attention = extension_frequencies(method, model.config, seq_len=args.tokens, factor=args.factor)
         start = time.perf_counter()
-        with rope_frequencies_set(model, freqs, attention):
+        with using_rope_frequencies(model, freqs, attention):
             losses = token_losses(model, ids)
         seconds = time.perf_counter() - start
         payload["runs"][method] = {

@@ -188,7 +188,7 @@ def test_token_losses_match_full_logits(smollm2):
 
 
 @needs_model
-def test_rope_frequencies_set_halved_frequencies_at_doubled_positions(smollm2):
+def test_using_rope_frequencies_halved_frequencies_at_doubled_positions(smollm2):
     """Position interpolation by 2 at positions 2p is plain RoPE at positions p (and is undone on exit)."""
     model, tokenizer = smollm2
     ids = tokenizer("One two three four five six seven eight.", return_tensors="pt").input_ids
@@ -196,12 +196,12 @@ def test_rope_frequencies_set_halved_frequencies_at_doubled_positions(smollm2):
     freqs, factor = pre.extension_frequencies("linear", model.config, seq_len=ids.shape[1], factor=2.0)
     assert factor == 1.0
     np.testing.assert_allclose(freqs * 2, pre.rope_frequencies(64, 100000.0), rtol=1e-12)
-    with pre.rope_frequencies_set(model, freqs, factor):
+    with pre.using_rope_frequencies(model, freqs, factor):
         halved = pre.token_losses(model, ids, position_ids=2 * torch.arange(ids.shape[1])[None])
     torch.testing.assert_close(halved, plain, rtol=1e-4, atol=1e-4)
     torch.testing.assert_close(pre.token_losses(model, ids), plain, rtol=0, atol=0)
     with pytest.raises(ValueError, match="frequencies"):
-        with pre.rope_frequencies_set(model, np.ones(5)):
+        with pre.using_rope_frequencies(model, np.ones(5)):
             pass
 
 
@@ -219,3 +219,18 @@ def test_extension_frequencies_equal_transformers(smollm2, method):
     freqs, factor = pre.extension_frequencies(method, model.config, seq_len=seq_len)
     np.testing.assert_allclose(freqs, expected.double().numpy(), rtol=1e-6)
     assert factor == pytest.approx(attention, rel=1e-6)
+
+
+@needs_model
+def test_a_gap_in_positions_still_attends_across_it(smollm2):
+    """transformers 5 reads a jump in position ids as packed sequences unless a mask is given."""
+    model, tokenizer = smollm2
+    ids = tokenizer("Alice has a red kite. Bob has a blue kite. Alice's kite is red.", return_tensors="pt").input_ids
+    n = ids.shape[1] // 2
+    gap = torch.cat([torch.arange(n), 500 + torch.arange(ids.shape[1] - n)])[None]
+    together = pre.token_losses(model, ids, position_ids=gap)[n:]
+    second_alone = pre.token_losses(model, ids[:, n:], position_ids=gap[:, n:])
+    assert (together - second_alone).abs().max() > 0.1  # the second part sees the first one
+    torch.testing.assert_close(  # and the shift of both parts together changes nothing (relative positions)
+        pre.token_losses(model, ids, position_ids=gap + 300), pre.token_losses(model, ids, position_ids=gap), rtol=1e-3, atol=1e-3
+    )
