@@ -62,6 +62,7 @@ def main() -> None:
     parser.add_argument("--tokens", type=int, default=16384)
     parser.add_argument("--factor", type=float, default=2.0)
     parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--out", default=OUT, help="file name in data/results/ (to run methods in parallel, then merge)")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
     model, tokenizer = load_smollm2()
@@ -77,7 +78,7 @@ def main() -> None:
         "trained_context": int(model.config.max_position_embeddings),
         "threads": args.threads,
     }
-    path = data_dir() / "results" / OUT
+    path = data_dir() / "results" / args.out
     payload = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
     if payload.get("config") != config:
         payload = {"config": config, "runs": {}}
