@@ -83,6 +83,15 @@ def test_row_order_errors():
         unpermute_qk_rows(torch.zeros(4, 3), 0)
 
 
+def test_long_text_is_the_documented_snapshot():
+    import hashlib
+
+    from posviz.data import data_dir
+
+    data = (data_dir() / "course_prose_en.txt").read_bytes()
+    assert hashlib.sha256(data).hexdigest() == "6dc1ec72ecc5ea71bdcf39daca821189035e3bffa82052fd834c1052c64b46fc"
+
+
 # --- loader errors (no model needed) -------------------------------------------------------------
 
 
