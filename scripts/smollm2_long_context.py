@@ -1,7 +1,7 @@
 """Per-position loss of SmolLM2-135M past its 8192-token context: plain RoPE, PI, dynamic NTK, YaRN.
 
 Precomputes the long runs of notebook 07 §7 (one forward pass over ``--tokens`` tokens of
-``data/course_prose_en.txt`` per method, ~5 min each on one busy CPU core) and writes
+``data/course_prose_en.txt`` per method, about 3.5 CPU-minutes each with one thread) and writes
 ``data/results/smollm2_long_context.json``: the configuration, the RoPE parameters of every
 method, library versions, date (UTC), platform, wall time and every per-position loss (nats,
 rounded to 1e-3). Run from the repository root (needs ``posviz[llm]`` and the model package)::
