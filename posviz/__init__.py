@@ -10,6 +10,13 @@ from . import exercises
 from .alibi import ALiBiMultiheadAttention, alibi_bias, alibi_slopes
 from .analysis import PCAResult, pca, plot_position_pca
 from .attention import MultiheadSelfAttention, causal_mask, scaled_dot_product_attention
+from .context import (
+    CONTEXT_METHODS,
+    scaled_rope_frequencies,
+    set_rope_frequencies,
+    yarn_attention_factor,
+    yarn_correction_range,
+)
 from .data import data_dir, load_minilm_position_embeddings, load_sentences, tokenize
 from .encodings import LearnedPositionalEmbedding, SinusoidalPositionalEncoding, sinusoidal_encoding
 from .models import POSITION_METHODS, PositionMethod, TinyTransformer, register_position_method
@@ -115,6 +122,12 @@ __all__ = [
     "RotaryMultiheadAttention",
     "ntk_scaled_base",
     "rope_decay_bound",
+    # context extension (notebook 05b)
+    "CONTEXT_METHODS",
+    "scaled_rope_frequencies",
+    "set_rope_frequencies",
+    "yarn_correction_range",
+    "yarn_attention_factor",
     # ALiBi (notebook 06)
     "alibi_slopes",
     "alibi_bias",

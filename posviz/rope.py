@@ -172,7 +172,8 @@ def ntk_scaled_base(base: float, head_dim: int, factor: float) -> float:
     The fastest pair (``i = 0``) keeps its frequency exactly, while the slowest pair
     (``i = d/2 − 1``) is slowed by exactly ``s`` (as position interpolation would); pairs in
     between are slowed by ``s^(2i/(d−2))``. (bloc97, 2023; written down in the YaRN paper,
-    Peng et al. 2023, arXiv:2309.00071.)
+    Peng et al. 2023, arXiv:2309.00071.) This is the one implementation of the rule:
+    :func:`posviz.scaled_rope_frequencies` uses it for ``method="ntk"`` and ``"dynamic"``.
 
     Args:
         base: original base ``b > 0``.
@@ -292,6 +293,26 @@ def _rotate(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, layout: str, 
     return out.to(x.dtype)
 
 
+def _check_frequencies(frequencies: object, rotary_dim: int, base: float) -> np.ndarray:
+    """``frequencies`` as a float64 array ``(rotary_dim // 2,)``, or ``base^(−2i/rotary_dim)`` if None."""
+    if frequencies is None:
+        return rope_frequencies(rotary_dim, base)
+    if isinstance(frequencies, torch.Tensor):
+        frequencies = frequencies.detach().cpu().double().numpy()
+    freqs = np.asarray(frequencies, dtype=np.float64)
+    if freqs.shape != (rotary_dim // 2,):
+        raise ValueError(
+            f"frequencies must have shape ({rotary_dim // 2},) (one per rotated pair), got {freqs.shape}"
+        )
+    if not np.all(np.isfinite(freqs)):
+        raise ValueError("frequencies must be finite")
+    return freqs
+
+
+def _check_attention_factor(attention_factor: object) -> float:
+    return check_positive_float("attention_factor", attention_factor)
+
+
 def _check_rotary_dim(rotary_dim: object, head_dim: int) -> int:
     if rotary_dim is None:
         return head_dim
@@ -309,6 +330,8 @@ def apply_rope(
     layout: str = "interleaved",
     position_scale: float = 1.0,
     rotary_dim: int | None = None,
+    frequencies=None,
+    attention_factor: float = 1.0,
 ) -> torch.Tensor:
     """Rotate the last dimension of ``x`` by ``position · θ_i`` per pair (RoFormer eq. 34).
 
@@ -337,6 +360,12 @@ def apply_rope(
         rotary_dim: rotate only the first ``rotary_dim`` features ("partial rotary", GPT-NeoX's
             ``rotary_pct``, GPT-J's ``rotary_dim``) with frequencies ``base^(−2i/rotary_dim)``
             and pass the others through; default: all of ``head_dim``.
+        frequencies: per-pair frequencies ``θ_i`` (array-like or tensor of shape
+            ``(rotary_dim // 2,)``, radians per token) used instead of ``base^(−2i/rotary_dim)``,
+            e.g. from :func:`posviz.scaled_rope_frequencies` (PI, NTK, YaRN, Llama 3).
+        attention_factor: multiplies cos and sin (so the rotated features), as YaRN and Hugging
+            Face's ``attention_scaling`` do; applied to queries and keys it scales logits by its
+            square. Default 1.
 
     Returns:
         Tensor of the shape and dtype of ``x`` (the broadcast shape if ``positions`` adds
@@ -344,8 +373,8 @@ def apply_rope(
 
     Raises:
         TypeError: if ``x`` is not a floating tensor or ``positions`` not an integer tensor.
-        ValueError: for an odd ``head_dim`` or ``rotary_dim``, an unknown layout, or positions
-            that do not broadcast.
+        ValueError: for an odd ``head_dim`` or ``rotary_dim``, an unknown layout, positions
+            that do not broadcast, ``frequencies`` of the wrong shape, or ``attention_factor <= 0``.
     """
     if not isinstance(x, torch.Tensor) or not x.is_floating_point():
         raise TypeError(f"x must be a floating torch.Tensor, got {getattr(x, 'dtype', type(x).__name__)}")
@@ -357,11 +386,16 @@ def apply_rope(
     scale = _check_scale(position_scale)
     if positions is None and x.ndim < 2:
         raise ValueError("x must have shape (..., seq_len, head_dim) when positions is None")
+    freqs = _check_frequencies(frequencies, rotary_dim, base)
+    gain = _check_attention_factor(attention_factor)
     pos = _check_positions(positions, x.shape[:-1], x.device)
     dtype = _angle_dtype(x.dtype)
-    freqs = torch.as_tensor(rope_frequencies(rotary_dim, base), dtype=dtype, device=x.device)
+    freqs = torch.as_tensor(freqs, dtype=dtype, device=x.device)
     angles = (pos.to(dtype) * scale)[..., None] * freqs
-    return _rotate(x, torch.cos(angles), torch.sin(angles), layout, rotary_dim)
+    cos, sin = torch.cos(angles), torch.sin(angles)
+    if gain != 1.0:
+        cos, sin = cos * gain, sin * gain
+    return _rotate(x, cos, sin, layout, rotary_dim)
 
 
 class RotaryEmbedding(nn.Module):
@@ -375,7 +409,9 @@ class RotaryEmbedding(nn.Module):
     Args:
         head_dim: even head dimension.
         max_len: number of cached positions, ``>= 1``.
-        base, layout, position_scale, rotary_dim: as in :func:`apply_rope`.
+        base, layout, position_scale, rotary_dim, frequencies, attention_factor: as in
+            :func:`apply_rope`. :meth:`set_frequencies` changes the last two later (context
+            extension without touching the weights; see :func:`posviz.set_rope_frequencies`).
 
     Shapes:
         ``forward(x, positions=None)``: ``x`` is ``(..., seq_len, head_dim)`` float; ``positions`` an
@@ -395,6 +431,8 @@ class RotaryEmbedding(nn.Module):
         layout: str = "interleaved",
         position_scale: float = 1.0,
         rotary_dim: int | None = None,
+        frequencies=None,
+        attention_factor: float = 1.0,
     ) -> None:
         super().__init__()
         self.head_dim = _check_head_dim(head_dim)
@@ -403,11 +441,25 @@ class RotaryEmbedding(nn.Module):
         self.layout = check_choice("layout", layout, ROPE_LAYOUTS)
         self.position_scale = _check_scale(position_scale)
         self.rotary_dim = _check_rotary_dim(rotary_dim, self.head_dim)
-        angles = rope_angles(
-            np.arange(self.max_len), self.rotary_dim, base=self.base, position_scale=self.position_scale
-        )
-        self.register_buffer("cos", torch.from_numpy(np.cos(angles)).float(), persistent=False)
-        self.register_buffer("sin", torch.from_numpy(np.sin(angles)).float(), persistent=False)
+        self.register_buffer("cos", torch.empty(0), persistent=False)
+        self.register_buffer("sin", torch.empty(0), persistent=False)
+        self.set_frequencies(frequencies, attention_factor=attention_factor)
+
+    def set_frequencies(self, frequencies=None, *, attention_factor: float = 1.0) -> None:
+        """Use ``frequencies`` (``(rotary_dim // 2,)``, radians per token; ``None``: plain
+        ``base^(−2i/rotary_dim)``) and ``attention_factor`` from now on, and rebuild the cache.
+
+        Raises:
+            ValueError: for frequencies of the wrong shape or ``attention_factor <= 0``.
+        """
+        freqs = _check_frequencies(frequencies, self.rotary_dim, self.base)
+        gain = _check_attention_factor(attention_factor)
+        self.frequencies = None if frequencies is None else freqs
+        self.attention_factor = gain
+        angles = np.arange(self.max_len, dtype=np.float64)[:, None] * self.position_scale * freqs
+        device = self.cos.device
+        self.cos = torch.from_numpy(np.cos(angles) * gain).float().to(device)
+        self.sin = torch.from_numpy(np.sin(angles) * gain).float().to(device)
 
     def forward(self, x: torch.Tensor, positions: torch.Tensor | None = None) -> torch.Tensor:
         if not isinstance(x, torch.Tensor) or not x.is_floating_point():
@@ -427,6 +479,8 @@ class RotaryEmbedding(nn.Module):
                 layout=self.layout,
                 position_scale=self.position_scale,
                 rotary_dim=self.rotary_dim,
+                frequencies=self.frequencies,
+                attention_factor=self.attention_factor,
             )
         return _rotate(x, self.cos[pos], self.sin[pos], self.layout, self.rotary_dim)
 
@@ -434,6 +488,8 @@ class RotaryEmbedding(nn.Module):
         return (
             f"head_dim={self.head_dim}, max_len={self.max_len}, base={self.base:g}, layout={self.layout!r}, "
             f"position_scale={self.position_scale:g}, rotary_dim={self.rotary_dim}"
+            + ("" if self.frequencies is None else ", frequencies=custom")
+            + ("" if self.attention_factor == 1.0 else f", attention_factor={self.attention_factor:g}")
         )
 
 
@@ -448,7 +504,8 @@ class RotaryMultiheadAttention(MultiheadSelfAttention):
         d_model, num_heads, causal: as in :class:`~posviz.attention.MultiheadSelfAttention`;
             ``d_model // num_heads`` must be even.
         max_len: cached positions of the :class:`RotaryEmbedding` (longer inputs still work).
-        base, layout, position_scale, rotary_dim: as in :func:`apply_rope`.
+        base, layout, position_scale, rotary_dim, frequencies, attention_factor: as in
+            :func:`apply_rope` (change them later with ``self.rotary.set_frequencies``).
 
     Shapes:
         As :class:`~posviz.attention.MultiheadSelfAttention`; ``positions`` (``(batch, seq_len)``) are
@@ -469,6 +526,8 @@ class RotaryMultiheadAttention(MultiheadSelfAttention):
         layout: str = "interleaved",
         position_scale: float = 1.0,
         rotary_dim: int | None = None,
+        frequencies=None,
+        attention_factor: float = 1.0,
     ) -> None:
         super().__init__(d_model, num_heads, causal=causal)
         self.rotary = RotaryEmbedding(
@@ -478,6 +537,8 @@ class RotaryMultiheadAttention(MultiheadSelfAttention):
             layout=layout,
             position_scale=position_scale,
             rotary_dim=rotary_dim,
+            frequencies=frequencies,
+            attention_factor=attention_factor,
         )
 
     def attend(self, q, k, v, *, mask, positions):

@@ -41,6 +41,7 @@ def test_environment_yml_matches_pyproject():
     assert re.fullmatch(r"python=3\.1[0-3]", python), "pin the Python minor version"
     pip_section = next(d["pip"] for d in env["dependencies"] if isinstance(d, dict))
     assert "-e ." in pip_section
+    assert set(project["optional-dependencies"]["llm"]) <= set(pip_section), "notebook 07's [llm] extra goes under pip:"
     assert project["requires-python"] == ">=3.10"
 
 
