@@ -42,6 +42,7 @@ __all__ = [
     "check_relative_position_index",
     "check_self_attention",
     "check_sinusoidal_encoding",
+    "check_unpermute_qk_rows",
 ]
 
 
@@ -504,5 +505,50 @@ def check_ntk_scaled_base(fn: Callable[[float, int, float], object]) -> bool:
                  _Text("지수는 d/(d−2)입니다.", "the exponent is d/(d−2).")),
             ]
             _compare(got, expected, label, atol=0, rtol=1e-6, variants=variants, index_names="item")
+
+    return _grade(title, section, run)
+
+
+# --- 07: the q/k row permutation ---------------------------------------------------------------
+
+
+def check_unpermute_qk_rows(fn: Callable[[torch.Tensor, int], object]) -> bool:
+    """Check ``fn(weight, num_heads)``: GGUF/Meta row order of ``W_q``/``W_k`` → Hugging Face order.
+
+    The contract is :func:`posviz.pretrained.unpermute_qk_rows`: ``weight`` is a float tensor
+    ``(num_heads · head_dim, in_features)``; within every head, the rows of each interleaved
+    pair ``(2i, 2i+1)`` move to ``i`` and ``i + head_dim/2``; the result has the same shape.
+    Catches among others: the inverse permutation, one permutation over all rows (heads
+    ignored), and rows left in place.
+
+    Returns:
+        ``True`` if every check passes, else ``False`` (feedback is printed; never raises).
+    """
+    from .pretrained import permute_qk_rows, unpermute_qk_rows
+
+    title = _Text("q/k 행 순서 바꾸기", "un-permuting q/k rows")
+    section = _Text("07 노트북의 행 순서 절을 다시 보세요: 헤드마다 interleaved_to_half(head_dim) 순서로 행을 고릅니다.",
+                    "see notebook 07's row-order section: within each head, rows are taken in interleaved_to_half(head_dim) order.")
+
+    def run() -> None:
+        gen = torch.Generator().manual_seed(3)
+        for num_heads, head_dim, in_features in ((3, 8, 5), (2, 4, 3)):
+            weight = torch.randn(num_heads * head_dim, in_features, generator=gen)
+            label = f"weight: ({num_heads * head_dim}, {in_features}) float32, num_heads={num_heads} (head_dim={head_dim})"
+            got = _as_array(_call(fn, weight.clone(), num_heads, label=label), label)
+            _check_shape(got, tuple(weight.shape), label)
+            expected = unpermute_qk_rows(weight, num_heads).double().numpy()
+            variants = [
+                (permute_qk_rows(weight, num_heads).double().numpy(),
+                 _Text("반대 방향(Hugging Face → GGUF) 순열을 적용했습니다.", "this is the inverse permutation (Hugging Face → GGUF)."),
+                 _Text("GGUF 행 2i와 2i+1이 Hugging Face의 i와 i + head_dim/2로 가야 합니다.", "GGUF rows 2i and 2i+1 must go to Hugging Face rows i and i + head_dim/2.")),
+                (unpermute_qk_rows(weight, 1).double().numpy(),
+                 _Text("헤드를 나누지 않고 전체 행에 한 번에 순열을 적용했습니다.", "the permutation was applied across all rows at once (heads ignored)."),
+                 _Text("행을 (num_heads, head_dim, in_features)로 나눈 뒤 헤드마다 순서를 바꾸세요.", "split the rows into (num_heads, head_dim, in_features) and reorder within each head.")),
+                (weight.double().numpy(),
+                 _Text("행 순서가 그대로입니다.", "the rows are unchanged."),
+                 _Text("헤드마다 짝수 행을 앞 절반, 홀수 행을 뒤 절반으로 모으세요.", "within each head, gather the even rows first, then the odd rows.")),
+            ]
+            _compare(got, expected, label, atol=0, variants=variants, index_names="(row, column)")
 
     return _grade(title, section, run)

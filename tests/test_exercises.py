@@ -265,3 +265,19 @@ def test_every_notebook_from_01_calls_a_checker():
         calls = set(re.findall(r"exercises\.(check_\w+)\(", code))
         assert calls, f"{path.name} has no posviz.exercises checker call"
         assert calls <= set(exercises.__all__), f"{path.name} calls unknown checkers {calls - set(exercises.__all__)}"
+
+
+def test_unpermute_checker_accepts_the_rule_and_rejects_its_mistakes(capsys):
+    from posviz import pretrained
+
+    def by_reshape(weight, num_heads):
+        head_dim = weight.shape[0] // num_heads
+        order = torch.cat([torch.arange(0, head_dim, 2), torch.arange(1, head_dim, 2)])
+        return weight.reshape(num_heads, head_dim, -1)[:, order].reshape(weight.shape)
+
+    assert exercises.check_unpermute_qk_rows(pretrained.unpermute_qk_rows) is True
+    assert exercises.check_unpermute_qk_rows(lambda w, h: by_reshape(w, h).numpy()) is True
+    for mistake in (pretrained.permute_qk_rows, lambda w, h: by_reshape(w, 1), lambda w, h: w, lambda w, h: w.T, _stub, _crash):
+        assert exercises.check_unpermute_qk_rows(mistake) is False
+    out = capsys.readouterr().out
+    assert "inverse permutation" in out and "heads ignored" in out and "not attempted yet" in out
