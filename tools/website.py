@@ -238,7 +238,7 @@ def render_pages(executed: dict[str, list[Path]], out: Path = SITE) -> list[Path
         print(f"  problem: {problem}")
     rows = {}
     for lang in EDITIONS:
-        pages = sorted((out / lang).glob("[0-9][0-9]_*.html")) if (out / lang).is_dir() else []
+        pages = sorted((out / lang).glob("[0-9][0-9]*_*.html")) if (out / lang).is_dir() else []
         rows[lang] = [(f"{lang}/{page.name}", _page_title(page)) for page in pages]
     index = out / "index.html"
     index.write_text(_index_page({lang: r for lang, r in rows.items() if r}), encoding="utf-8")
