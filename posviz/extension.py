@@ -24,6 +24,11 @@ Run the full configuration from the repository root (writes
 
     python -m posviz.extension --preset full
 
+or, on a machine with free cores, one process per seed and a merge (what produced the file)::
+
+    python -m posviz.extension --seeds 0 --out part0.json   # likewise --seeds 1, --seeds 2
+    python -m posviz.extension --merge part0.json part1.json part2.json
+
 Sources: Chen et al. 2023 (PI), https://arxiv.org/abs/2306.15595; Peng et al. 2023 (YaRN),
 https://arxiv.org/abs/2309.00071.
 """
