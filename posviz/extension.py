@@ -171,7 +171,7 @@ class ExtensionConfig:
         )
 
 
-#: What ``python -m posviz.extension --preset full`` runs (about 15 core-minutes).
+#: What ``python -m posviz.extension --preset full`` runs (about 11 CPU-minutes in all, one thread).
 EXTENSION_FULL = ExtensionConfig(name="context_extension_full")
 
 #: The live version of notebook 05b (well under a minute on 2 cores).
