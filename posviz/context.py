@@ -237,7 +237,9 @@ def set_rope_frequencies(
     count = 0
     for module in model.modules():
         if isinstance(module, RotaryEmbedding):
-            if frequencies is None:
+            if frequencies is None and rule.get("method", "none") == "none":
+                freqs, factor = None, 1.0  # plain RoPE again (base^(-2i/rotary_dim))
+            elif frequencies is None:
                 freqs, factor = scaled_rope_frequencies(module.rotary_dim, base=module.base, **rule)
             else:
                 freqs, factor = frequencies, attention_factor

@@ -83,7 +83,7 @@ class _OutputWidget(OutputWidget):
 
 def notebook_paths() -> list[Path]:
     """The course notebooks, in course order."""
-    return sorted(NOTEBOOKS.glob("[0-9][0-9]_*.ipynb"))
+    return sorted(NOTEBOOKS.glob("[0-9][0-9]*_*.ipynb"))  # 05_rope sorts before 05b_context_extension
 
 
 def execute(path: Path | str, *, timeout: int = CELL_TIMEOUT, notebook=None) -> Run:

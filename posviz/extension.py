@@ -1,0 +1,549 @@
+"""Context extension measured (notebook 05b): a small RoPE language model run at 2×, 4×, 8× its length.
+
+One causal :class:`~posviz.models.TinyTransformer` with RoPE per seed is trained on the character
+task of notebook 06 (:class:`~posviz.tasks.CharLMTask`, Genesis KJV) at ``train_len`` tokens,
+exactly as :func:`posviz.experiments.run_one` trains its ``"rope"`` runs (same seeding, so the
+plain model is 06's). Then, for every target factor ``s`` and every rule of
+:func:`posviz.scaled_rope_frequencies` (``original_context = train_len``):
+
+* **no fine-tuning**: the trained weights with the rule's frequencies, evaluated at ``s · train_len``;
+* **fine-tuned**: a copy fine-tuned at ``s · train_len`` with the rule's frequencies for
+  ``finetune_fraction`` of the original steps, with the same number of tokens per step
+  (batch size ``batch_size / s``), the same data for every rule; then evaluated the same way.
+
+Every evaluation records the per-position loss (nats, averaged over the held-out sequences):
+the curve the PI and YaRN papers plot as perplexity against context length.
+
+``"dynamic"`` uses YaRN §3.3's rule ``s = max(1, L/L₀)`` for the current length ``L`` (Hugging
+Face ``"dynamic"`` with ``factor = 1``). It is evaluated as generation without a key/value cache
+would see it: positions ``[(j−1)·L₀, j·L₀)`` are scored by a forward pass over the first
+``j·L₀`` tokens with the frequencies for that length.
+
+Run the full configuration from the repository root (writes
+``data/results/context_extension_full.json`` with configuration, seeds, versions and date)::
+
+    python -m posviz.extension --preset full
+
+or, on a machine with free cores, one process per seed and a merge (what produced the file)::
+
+    python -m posviz.extension --seeds 0 --out part0.json   # likewise --seeds 1, --seeds 2
+    python -m posviz.extension --merge part0.json part1.json part2.json
+
+Sources: Chen et al. 2023 (PI), https://arxiv.org/abs/2306.15595; Peng et al. 2023 (YaRN),
+https://arxiv.org/abs/2309.00071.
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import dataclasses
+import datetime as _dt
+import platform
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+from ._checks import check_int, check_positive_float
+from .context import CONTEXT_METHODS, scaled_rope_frequencies, set_rope_frequencies
+from .experiments import (
+    ShowdownConfig,
+    TaskSpec,
+    _versions,
+    build_model,
+    load_corpus,
+    load_results,
+    make_tasks,
+    results_dir,
+    save_results,
+)
+from .tasks import Task
+from .training import train
+
+__all__ = [
+    "EXTENSION_COLORS",
+    "EXTENSION_FULL",
+    "EXTENSION_SMALL",
+    "ExtensionConfig",
+    "merge_extension_results",
+    "plot_position_loss",
+    "position_losses",
+    "run_extension",
+    "summarize_extension",
+]
+
+#: One colour per rule (Okabe–Ito palette), the same in every figure of notebook 05b.
+EXTENSION_COLORS: dict[str, str] = {
+    "none": "#000000",
+    "linear": "#E69F00",
+    "ntk": "#56B4E9",
+    "dynamic": "#009E73",
+    "yarn": "#D55E00",
+    "llama3": "#CC79A7",
+}
+
+
+@dataclass(frozen=True)
+class ExtensionConfig:
+    """The whole experiment.
+
+    Attributes:
+        name: results file name (``data/results/<name>.json``).
+        methods: rules of :func:`posviz.scaled_rope_frequencies`.
+        seeds: one base model per seed (initial weights, training and fine-tuning data follow it).
+        train_len, steps, batch_size, lr: the base training (the ``"charlm"`` task of notebook 06).
+        factors: target lengths as multiples of ``train_len``.
+        finetune_fraction: fine-tuning steps as a fraction of ``steps`` (the same for every rule).
+        finetune_lr: AdamW learning rate of the fine-tune (not tuned).
+        eval_samples: held-out sequences per evaluation (the same sequences for every run).
+        curve_bin: positions per bin of the stored per-position loss curves.
+        d_model, num_heads, num_layers: model size (06's full configuration by default).
+    """
+
+    name: str
+    methods: tuple[str, ...] = ("none", "linear", "ntk", "dynamic", "yarn", "llama3")
+    seeds: tuple[int, ...] = (0, 1, 2)
+    train_len: int = 64
+    steps: int = 800
+    batch_size: int = 32
+    lr: float = 3e-3
+    factors: tuple[int, ...] = (2, 4, 8)
+    finetune_fraction: float = 0.1
+    finetune_lr: float = 1e-3
+    eval_samples: int = 64
+    curve_bin: int = 8
+    d_model: int = 64
+    num_heads: int = 4
+    num_layers: int = 2
+
+    def __post_init__(self) -> None:
+        if not self.methods or not self.seeds or not self.factors:
+            raise ValueError("methods, seeds and factors must all be non-empty")
+        for method in self.methods:
+            if method not in CONTEXT_METHODS:
+                raise ValueError(f"unknown rule {method!r}; choose from {CONTEXT_METHODS}")
+        for factor in self.factors:
+            check_int("factor", factor, minimum=2)
+        for seed in self.seeds:
+            check_int("seed", seed, minimum=0)
+        check_int("train_len", self.train_len, minimum=2)
+        check_int("steps", self.steps, minimum=1)
+        check_int("curve_bin", self.curve_bin, minimum=1)
+        if self.train_len % self.curve_bin:
+            raise ValueError(f"curve_bin={self.curve_bin} must divide train_len={self.train_len}")
+        if not 0 < self.finetune_fraction <= 1:
+            raise ValueError(f"finetune_fraction must lie in (0, 1], got {self.finetune_fraction}")
+        check_positive_float("finetune_lr", self.finetune_lr)
+
+    @property
+    def finetune_steps(self) -> int:
+        """Fine-tuning steps, ``round(finetune_fraction · steps)`` (at least 1)."""
+        return max(1, round(self.finetune_fraction * self.steps))
+
+    def task_spec(self) -> TaskSpec:
+        """The :class:`~posviz.experiments.TaskSpec` of the base training."""
+        return TaskSpec(
+            "charlm",
+            train_len=self.train_len,
+            steps=self.steps,
+            batch_size=self.batch_size,
+            lr=self.lr,
+            eval_factors=(1, *self.factors),
+            eval_samples=self.eval_samples,
+        )
+
+    def showdown_config(self) -> ShowdownConfig:
+        """The model size as a :class:`~posviz.experiments.ShowdownConfig` (for ``build_model``)."""
+        return ShowdownConfig(
+            name=self.name,
+            methods=("rope",),
+            seeds=self.seeds,
+            tasks=(self.task_spec(),),
+            d_model=self.d_model,
+            num_heads=self.num_heads,
+            num_layers=self.num_layers,
+        )
+
+
+#: What ``python -m posviz.extension --preset full`` runs (about 11 CPU-minutes in all, one thread).
+EXTENSION_FULL = ExtensionConfig(name="context_extension_full")
+
+#: The live version of notebook 05b (well under a minute on 2 cores).
+EXTENSION_SMALL = ExtensionConfig(
+    name="context_extension_small",
+    methods=("none", "linear", "ntk", "yarn"),
+    train_len=32,
+    steps=300,
+    factors=(4,),
+    eval_samples=32,
+    d_model=32,
+    num_heads=2,
+)
+
+PRESETS = {"small": EXTENSION_SMALL, "full": EXTENSION_FULL}
+
+
+def _rule(method: str, factor: int, train_len: int, seq_len: int) -> dict:
+    """Keywords of :func:`scaled_rope_frequencies` for one rule at target factor ``factor``."""
+    if method == "dynamic":
+        return {"method": "dynamic", "factor": 1.0, "original_context": train_len, "seq_len": seq_len}
+    return {"method": method, "factor": float(factor), "original_context": train_len}
+
+
+@torch.no_grad()
+def position_losses(
+    model: torch.nn.Module,
+    task: Task,
+    *,
+    seq_len: int,
+    method: str = "none",
+    factor: float = 1.0,
+    train_len: int,
+    num_samples: int = 128,
+    seed: int = 12345,
+) -> np.ndarray:
+    """Per-position cross-entropy of a RoPE model with one extension rule, averaged over sequences.
+
+    The rule's frequencies (from :func:`posviz.scaled_rope_frequencies` with
+    ``original_context = train_len``) are set in ``model`` for the call; ``"dynamic"`` is scored
+    block by block (see the module docstring). The model is left with plain RoPE frequencies.
+
+    Args:
+        model: a causal :class:`~posviz.models.TinyTransformer` with ``position="rope"``.
+        task: a per-token task whose every position is scored (:class:`~posviz.tasks.CharLMTask`).
+        seq_len: evaluation length in tokens.
+        method, factor: the rule and its extension factor ``s``.
+        train_len: the training length ``L₀``.
+        num_samples, seed: held-out sequences (one batch) and their generator's seed.
+
+    Returns:
+        float64 array ``(seq_len,)``: mean loss in nats at each position.
+
+    Raises:
+        ValueError: for an unknown rule, or if ``model`` has no rotary module.
+    """
+    generator = torch.Generator().manual_seed(seed)
+    tokens, targets = task.sample(num_samples, seq_len, generator=generator)
+    was_training = model.training
+    model.eval()
+    ends = range(train_len, seq_len + train_len, train_len) if method == "dynamic" else [seq_len]
+    losses = torch.empty(num_samples, seq_len, dtype=torch.float64)
+    start = 0
+    try:
+        for end in ends:
+            end = min(end, seq_len)
+            rule = _rule(method, factor, train_len, end)
+            if set_rope_frequencies(model, **rule) == 0:
+                raise ValueError("model has no RotaryEmbedding (use position='rope')")
+            logits = model(tokens[:, :end])[:, start:end]
+            part = F.cross_entropy(logits.transpose(1, 2), targets[:, start:end], reduction="none")
+            losses[:, start:end] = part.double()
+            start = end
+    finally:
+        set_rope_frequencies(model, method="none")
+        model.train(was_training)
+    return losses.mean(0).numpy()
+
+
+def _binned(curve: np.ndarray, width: int) -> list[float]:
+    return [float(v) for v in curve.reshape(-1, width).mean(1)]
+
+
+def _finetune(base, train_task, method, factor, seed, config: ExtensionConfig):
+    model = copy.deepcopy(base)
+    length = factor * config.train_len
+    set_rope_frequencies(model, **_rule(method, factor, config.train_len, length))
+    batch = max(1, round(config.batch_size / factor))  # same tokens per step as the base training
+    result = train(
+        model,
+        train_task,
+        seq_len=length,
+        steps=config.finetune_steps,
+        batch_size=batch,
+        lr=config.finetune_lr,
+        seed=10_000 + 100 * seed + factor,  # the same fine-tuning data for every rule
+    )
+    set_rope_frequencies(model, method="none")
+    return model, result
+
+
+def run_extension(config: ExtensionConfig, *, progress: bool = False) -> dict:
+    """Run the experiment of the module docstring.
+
+    Returns:
+        ``{"config", "seeds", "versions", "date", "platform", "torch_threads", "seconds", "cpu_seconds",
+        "base", "runs"}`` (``seconds``: wall time; ``cpu_seconds``: CPU time of the process). ``base``: one record per seed (``seed``, ``final_loss``, ``seconds``, ``loss_at_train_len``).
+        ``runs``: one record per (seed, rule, factor, fine-tuned or not) with ``seed``, ``method``,
+        ``factor``, ``length`` (tokens), ``finetuned`` (bool), ``attention_factor``, ``loss``
+        (mean over positions, nats), ``curve`` (per-position loss averaged over bins of
+        ``curve_bin`` positions), ``loss_at_train_len`` (the same rule evaluated at
+        ``train_len``), and for fine-tuned runs ``finetune_loss`` (mean training loss of the last
+        tenth of the fine-tune) and ``finetune_seconds``.
+    """
+    start, cpu_start = time.perf_counter(), time.process_time()
+    spec = config.task_spec()
+    train_task, eval_task = make_tasks(spec, load_corpus())
+    showdown = config.showdown_config()
+    L = config.train_len
+    base_records, runs = [], []
+
+    def record(model, seed, method, factor, finetuned, extra=None):
+        length = factor * L
+        curve = position_losses(
+            model,
+            eval_task,
+            seq_len=length,
+            method=method,
+            factor=factor,
+            train_len=L,
+            num_samples=config.eval_samples,
+        )
+        short = position_losses(
+            model,
+            eval_task,
+            seq_len=L,
+            method=method,
+            factor=factor,
+            train_len=L,
+            num_samples=config.eval_samples,
+        )
+        _, att = scaled_rope_frequencies(
+            showdown.d_model // showdown.num_heads, **_rule(method, factor, L, length)
+        )
+        runs.append(
+            {
+                "seed": seed,
+                "method": method,
+                "factor": factor,
+                "length": length,
+                "finetuned": finetuned,
+                "attention_factor": att,
+                "loss": float(curve.mean()),
+                "curve": _binned(curve, config.curve_bin),
+                "loss_at_train_len": float(short.mean()),
+                **(extra or {}),
+            }
+        )
+
+    for seed in config.seeds:
+        torch.manual_seed(seed)  # as posviz.experiments.run_one
+        base = build_model("rope", spec, showdown, train_task.vocab_size)
+        result = train(
+            base,
+            train_task,
+            seq_len=L,
+            steps=config.steps,
+            batch_size=config.batch_size,
+            lr=config.lr,
+            seed=seed,
+        )
+        losses = np.asarray(result.losses)
+        at_l = position_losses(base, eval_task, seq_len=L, train_len=L, num_samples=config.eval_samples)
+        base_records.append(
+            {
+                "seed": seed,
+                "final_loss": float(losses[-max(1, len(losses) // 10) :].mean()),
+                "seconds": result.seconds,
+                "loss_at_train_len": float(at_l.mean()),
+                "curve_at_train_len": _binned(at_l, config.curve_bin),
+            }
+        )
+        for factor in config.factors:
+            for method in config.methods:
+                record(base, seed, method, factor, False)
+                tuned, ft = _finetune(base, train_task, method, factor, seed, config)
+                tail = np.asarray(ft.losses)[-max(1, len(ft.losses) // 10) :]
+                record(
+                    tuned,
+                    seed,
+                    method,
+                    factor,
+                    True,
+                    {"finetune_loss": float(tail.mean()), "finetune_seconds": ft.seconds},
+                )
+                if progress:
+                    print(
+                        f"seed {seed} s={factor} {method}: {runs[-2]['loss']:.3f} -> {runs[-1]['loss']:.3f}",
+                        flush=True,
+                    )
+    return {
+        "config": dataclasses.asdict(config),
+        "seeds": list(config.seeds),
+        "versions": _versions(),
+        "date": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        "platform": platform.platform(),
+        "torch_threads": torch.get_num_threads(),
+        "seconds": time.perf_counter() - start,
+        "cpu_seconds": time.process_time() - cpu_start,
+        "base": base_records,
+        "runs": runs,
+    }
+
+
+def merge_extension_results(*parts: dict) -> dict:
+    """Combine results of one configuration run in parts (e.g. one process per seed).
+
+    The parts must agree on everything in ``config`` except ``seeds``. The merged result lists
+    every seed, ``base`` and ``runs`` of every part (sorted by seed), the sum of ``seconds`` and
+    ``cpu_seconds``, and keeps each part's date, versions, platform and times under ``parts``.
+
+    Raises:
+        ValueError: if no part is given, if the configurations differ, or if a seed appears twice.
+    """
+    if not parts:
+        raise ValueError("merge_extension_results needs at least one results dict")
+
+    def core(part):
+        return {k: v for k, v in part["config"].items() if k != "seeds"}
+
+    for part in parts[1:]:
+        if core(part) != core(parts[0]):
+            raise ValueError("cannot merge results whose configurations differ (other than seeds)")
+    seeds = [seed for part in parts for seed in part["seeds"]]
+    if len(set(seeds)) != len(seeds):
+        raise ValueError(f"a seed appears in more than one part: {sorted(seeds)}")
+    seeds = sorted(seeds)
+    info = [
+        {
+            k: part.get(k)
+            for k in ("seeds", "date", "versions", "platform", "torch_threads", "seconds", "cpu_seconds")
+        }
+        for part in parts
+    ]
+    return {
+        "config": {**parts[0]["config"], "seeds": seeds},
+        "seeds": seeds,
+        "versions": parts[0]["versions"],
+        "date": max(part["date"] for part in parts),
+        "platform": parts[0].get("platform"),
+        "torch_threads": parts[0].get("torch_threads"),
+        "seconds": sum(part["seconds"] for part in parts),
+        "cpu_seconds": sum(part["cpu_seconds"] for part in parts),
+        "parts": info,
+        "base": sorted((b for part in parts for b in part["base"]), key=lambda b: b["seed"]),
+        "runs": sorted((r for part in parts for r in part["runs"]), key=lambda r: r["seed"]),
+    }
+
+
+def summarize_extension(results: dict, key: str = "loss") -> dict[tuple[str, int, bool], dict[str, float]]:
+    """Mean, sample std, min, max and count over seeds of ``key`` for each (rule, factor, fine-tuned).
+
+    Raises:
+        ValueError: if ``key`` is not a numeric field of the run records.
+    """
+    if key not in ("loss", "loss_at_train_len", "finetune_loss"):
+        raise ValueError(f"key must be 'loss', 'loss_at_train_len' or 'finetune_loss', got {key!r}")
+    groups: dict[tuple[str, int, bool], list[float]] = {}
+    for run in results["runs"]:
+        if key in run:
+            groups.setdefault((run["method"], int(run["factor"]), bool(run["finetuned"])), []).append(
+                run[key]
+            )
+    out = {}
+    for k, values in groups.items():
+        arr = np.asarray(values, dtype=np.float64)
+        out[k] = {
+            "mean": float(arr.mean()),
+            "std": float(arr.std(ddof=1)) if len(arr) > 1 else 0.0,
+            "min": float(arr.min()),
+            "max": float(arr.max()),
+            "n": len(arr),
+        }
+    return out
+
+
+def plot_position_loss(
+    results: dict,
+    factor: int,
+    *,
+    finetuned: bool,
+    methods: Sequence[str] | None = None,
+    ax=None,
+    ylim: tuple[float, float] | None = None,
+):
+    """Per-position loss (mean over seeds, min–max shaded) of every rule at ``factor × train_len``.
+
+    A dotted line marks the training length. Returns the axes.
+    """
+    import matplotlib.pyplot as plt
+
+    from .style import t
+
+    cfg = results["config"]
+    L, width = cfg["train_len"], cfg["curve_bin"]
+    methods = methods or cfg["methods"]
+    if ax is None:
+        _, ax = plt.subplots(figsize=(7, 4))
+    for method in methods:
+        curves = np.array(
+            [
+                r["curve"]
+                for r in results["runs"]
+                if r["method"] == method and r["factor"] == factor and r["finetuned"] == finetuned
+            ]
+        )
+        if not len(curves):
+            continue
+        x = (np.arange(curves.shape[1]) + 0.5) * width
+        color = EXTENSION_COLORS.get(method)
+        ax.plot(x, curves.mean(0), color=color, label=method)
+        ax.fill_between(x, curves.min(0), curves.max(0), color=color, alpha=0.15, linewidth=0)
+    ax.axvline(L, color="grey", linestyle=":", linewidth=1.5, label=t("학습 길이", "training length"))
+    ax.set_xlabel(t("위치 (토큰)", "position (tokens)"))
+    ax.set_ylabel(t("손실 (nats/글자)", "loss (nats per character)"))
+    if ylim is not None:
+        ax.set_ylim(*ylim)
+    ax.legend(fontsize=8, ncol=2)
+    return ax
+
+
+def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        prog="python -m posviz.extension",
+        description="Train small RoPE models, extend their context with each rule, write data/results/<name>.json.",
+    )
+    parser.add_argument(
+        "--preset", choices=sorted(PRESETS), default="full", help="configuration (default: full)"
+    )
+    parser.add_argument("--seeds", nargs="+", type=int, help="seeds (default: the preset's)")
+    parser.add_argument("--out", type=Path, help="output file (default: data/results/<name>.json)")
+    parser.add_argument("--threads", type=int, default=1, help="torch CPU threads (default: 1)")
+    parser.add_argument(
+        "--merge",
+        nargs="+",
+        type=Path,
+        metavar="FILE",
+        help="instead of running, merge results files of the same configuration (e.g. one per seed) into --out",
+    )
+    return parser.parse_args(argv)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Command-line entry point (see the module docstring)."""
+    args = _parse(argv)
+    config = PRESETS[args.preset]
+    if args.merge:
+        merged = merge_extension_results(*(load_results(path) for path in args.merge))
+        path = save_results(merged, args.out or results_dir() / f"{merged['config']['name']}.json")
+        print(f"wrote {path} (seeds {merged['seeds']}, {merged['cpu_seconds'] / 60:.1f} CPU minutes in all)")
+        return 0
+    if args.seeds:
+        config = dataclasses.replace(config, seeds=tuple(args.seeds))
+    torch.set_num_threads(check_int("threads", args.threads, minimum=1))
+    results = run_extension(config, progress=True)
+    path = save_results(results, args.out or results_dir() / f"{config.name}.json")
+    print(
+        f"wrote {path} ({len(results['runs'])} runs, {results['seconds']:.0f} s wall, "
+        f"{results['cpu_seconds'] / 60:.1f} CPU minutes)"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
