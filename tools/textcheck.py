@@ -39,15 +39,16 @@ _MATH = [re.compile(r"\$\$.*?\$\$", re.DOTALL), re.compile(r"(?<![\\$])\$[^$\n]+
 # and units. Everything else written in Latin letters (two letters or more) must be Korean.
 ALLOWED_LATIN = frozenset(
     """
-    none nope sinusoidal learned shaw alibi rope rotary t5 yarn ntk pi xpos
+    none nope sinusoidal learned shaw alibi rope rotary t5 yarn ntk pi xpos linear dynamic llama3
     rnn gru lstm tanh relu softmax sdpa pca minilm bert gpt llama qwen smollm hf
     sin cos exp log max min mean std argmax clip
     id ids pos dim dims head heads query key value d_model head_dim base
-    ms s rad mib gib kib kb mb gb fp16 fp32 bf16 float16 float32 float64 bfloat16 int8
+    ms s rad nats nat bits mib gib kib kb mb gb fp16 fp32 bf16 float16 float32 float64 bfloat16 int8
     x y k q v l d p n i j m t b h w
     """.split()
 )
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9_]*(?:-[A-Za-z0-9_]+)*")  # NTK-aware is one name
+_KEYWORD = re.compile(r"\b[A-Za-z_]\w*\s*=")
 _QUOTED = re.compile(r"'[^'\n]*'|\"[^\"\n]*\"|‘[^’\n]*’|“[^”\n]*”|<[a-z]+>")
 
 
@@ -113,9 +114,10 @@ def english_words(text: str, data: frozenset[str] = frozenset()) -> list[str]:
 
     Kept: words in ``ALLOWED_LATIN`` or in ``data`` (any case), words with a capital after the
     first letter or with a digit or underscore (``RoPE``, ``ALiBi``, ``W_hh``, ``PC1``), one-letter
-    symbols, formulas between ``$``, quoted examples (``'dog'``) and special tokens (``<pad>``).
+    symbols, formulas between ``$``, keyword arguments (``layout=``), quoted examples (``'dog'``) and special tokens (``<pad>``).
     """
     text = _QUOTED.sub(" ", re.sub(r"\$[^$]*\$", " ", text))
+    text = _KEYWORD.sub(" ", text)  # layout="half": a keyword argument is code
     words = []
     for word in _WORD.findall(text):
         bare = word.lower()
