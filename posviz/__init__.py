@@ -50,6 +50,14 @@ from .rope import (
     rope_rotation_matrix,
 )
 from .style import get_language, seed_everything, set_language, setup, t, use_korean_font
+from .t5 import (
+    T5_MAX_DISTANCE,
+    T5_NUM_BUCKETS,
+    T5MultiheadAttention,
+    T5RelativePositionBias,
+    t5_method,
+    t5_relative_position_bucket,
+)
 from .tasks import IGNORE, CharLMTask, FirstTokenTask, OffsetCopyTask, OrderTask, Task
 from .training import TrainResult, evaluate, per_token_loss, train
 from .vocab import Vocabulary
@@ -86,6 +94,13 @@ __all__ = [
     "relative_attention",
     "RelativeMultiheadAttention",
     "shaw_method",
+    # T5 relative position bias (Raffel et al. 2020)
+    "T5_NUM_BUCKETS",
+    "T5_MAX_DISTANCE",
+    "t5_relative_position_bucket",
+    "T5RelativePositionBias",
+    "T5MultiheadAttention",
+    "t5_method",
     # rotary position embedding
     "ROPE_LAYOUTS",
     "rope_frequencies",

@@ -9,7 +9,9 @@ Position methods are registered in :data:`POSITION_METHODS` by name. Each is eit
 * an *input* method: a module added to the token embeddings before the first block
   (``"sinusoidal"``, ``"learned"``), with plain attention in every block; or
 * an *attention* method: a :class:`~posviz.attention.MultiheadSelfAttention` subclass used in
-  every block, with nothing added to the input (``"none"`` uses the plain class).
+  every block, with nothing added to the input (``"none"`` uses the plain class). An attention
+  method may also build one ``shared`` module per model that every block's attention receives
+  (``"t5"``: one bias table for all layers, as in T5).
 
 Paired initial weights: after ``torch.manual_seed(s)``, two models that differ only in
 ``position`` start from identical token-embedding, attention-projection, MLP, norm and head
@@ -49,14 +51,18 @@ class PositionMethod:
     Attributes:
         name: registry key, e.g. ``"sinusoidal"``.
         input_layer: ``(d_model, max_len) -> nn.Module`` adding positions to the input, or ``None``.
-        attention: ``(d_model, num_heads, causal, max_len) -> MultiheadSelfAttention``.
+        attention: ``(d_model, num_heads, causal, max_len) -> MultiheadSelfAttention``; called
+            with a fifth argument, the shared module, when ``shared`` is set.
         description: one line for tables.
+        shared: ``(d_model, num_heads, causal, max_len) -> nn.Module`` built once per model and
+            passed to every block's ``attention`` (parameters shared across layers), or ``None``.
     """
 
     name: str
     input_layer: Callable[[int, int], nn.Module] | None
-    attention: Callable[[int, int, bool, int], MultiheadSelfAttention]
+    attention: Callable[..., MultiheadSelfAttention]
     description: str = ""
+    shared: Callable[[int, int, bool, int], nn.Module] | None = None
 
 
 def _plain_attention(d_model: int, num_heads: int, causal: bool, max_len: int) -> MultiheadSelfAttention:
@@ -116,6 +122,12 @@ register_position_method(
         "fixed linear distance penalty on the attention logits (Press et al. 2022)",
     )
 )
+
+# T5 relative bias (Raffel et al. 2020): 32 buckets up to distance 128, one table for all layers;
+# for other sizes pass posviz.t5.t5_method(num_buckets, max_distance) as ``position``.
+from .t5 import t5_method  # noqa: E402
+
+register_position_method(t5_method(name="t5"))
 
 
 def _stream_key() -> bytes:
@@ -228,6 +240,11 @@ class TinyTransformer(nn.Module):
         if position.input_layer is not None:
             with _own_stream(key, "input_position"):
                 self.input_position = position.input_layer(d_model, max_len)
+        sizes = (d_model, num_heads, self.causal, max_len)
+        shared = ()
+        if position.shared is not None:
+            with _own_stream(key, "shared"):
+                shared = (position.shared(*sizes),)
         blocks = []
         for index in range(num_layers):
             plain = MultiheadSelfAttention(d_model, num_heads, causal=self.causal)
@@ -235,7 +252,7 @@ class TinyTransformer(nn.Module):
                 attention = plain
             else:
                 with _own_stream(key, f"blocks.{index}.attn"):
-                    attention = position.attention(d_model, num_heads, self.causal, max_len)
+                    attention = position.attention(*sizes, *shared)
                 _copy_shared(plain, attention)
             blocks.append(_Block(attention, d_model, mlp_ratio))
         self.blocks = nn.ModuleList(blocks)
