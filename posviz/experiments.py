@@ -1,4 +1,4 @@
-"""The showdown (notebook 06): six position methods trained the same way, measured short to long.
+"""The showdown (notebook 06): seven position methods trained the same way, measured short to long.
 
 One tiny causal :class:`~posviz.models.TinyTransformer` per (task, method, seed); the only thing
 that changes between runs is ``position``. Each model is trained at one length and evaluated at
@@ -53,7 +53,11 @@ __all__ = [
     "SMALL",
     "ShowdownConfig",
     "TaskSpec",
+    "CHECK_SEED",
+    "LM_FIT_LOSS",
     "build_model",
+    "fit_check",
+    "fit_counts",
     "load_corpus",
     "load_results",
     "make_tasks",
@@ -66,8 +70,15 @@ __all__ = [
     "summarize",
 ]
 
-#: The six contenders, in the order the course introduces them.
-METHODS: tuple[str, ...] = ("none", "sinusoidal", "learned", "shaw", "rope", "alibi")
+#: The seven contenders, in the order the course introduces them.
+METHODS: tuple[str, ...] = ("none", "sinusoidal", "learned", "shaw", "t5", "rope", "alibi")
+
+#: The full configuration's language-model fit criterion: loss <= ln 4 nats, i.e. perplexity <= 4
+#: on the training text (the copy task's is token accuracy >= 0.95).
+LM_FIT_LOSS = math.log(4.0)
+
+#: Seed of the fit-check sequences (drawn from the training task; the evaluation uses its own seed).
+CHECK_SEED = 2024
 
 #: One colour per method (Okabe–Ito palette, colour-blind safe), the same in every figure.
 METHOD_COLORS: dict[str, str] = {
@@ -75,6 +86,7 @@ METHOD_COLORS: dict[str, str] = {
     "sinusoidal": "#E69F00",
     "learned": "#56B4E9",
     "shaw": "#009E73",
+    "t5": "#0072B2",
     "rope": "#D55E00",
     "alibi": "#CC79A7",
 }
@@ -100,6 +112,18 @@ class TaskSpec:
         eval_samples: sequences per evaluation point.
         vocab_size, offset: the copy task's settings (ignored for ``"charlm"``).
         valid_fraction: the last fraction of the corpus kept for evaluation (``"charlm"`` only).
+        check_every: train to the fit criterion: check it every ``check_every`` steps and stop
+            as soon as it is met, so ``steps`` is the maximum; ``None`` trains exactly ``steps``
+            steps (the criterion is still checked once at the end and recorded).
+        fit_accuracy: copy's fit criterion: token accuracy at ``train_len`` ``>=`` this.
+        fit_loss: the language model's fit criterion: loss at ``train_len`` ``<=`` this (nats
+            per character).
+        check_samples: sequences of the fit check. They are drawn from the *training* task with
+            their own seed (:data:`CHECK_SEED`), never from the evaluation data.
+
+    The fit criterion is the same for every method of a task: a run that has not met it has not
+    fit the training length, and no length claim is made from it (:func:`summarize` with
+    ``fitted_only=True`` leaves it out).
     """
 
     name: str
@@ -113,6 +137,10 @@ class TaskSpec:
     vocab_size: int = 16
     offset: int = 2
     valid_fraction: float = 0.1
+    check_every: int | None = None
+    fit_accuracy: float = 0.95
+    fit_loss: float = 1.4
+    check_samples: int = 128
 
     def __post_init__(self) -> None:
         check_choice("name", self.name, TASK_NAMES)
@@ -127,6 +155,19 @@ class TaskSpec:
             check_int("shift", self.shift, minimum=0)
         if not 0 < self.valid_fraction < 1:
             raise ValueError(f"valid_fraction must lie in (0, 1), got {self.valid_fraction}")
+        if self.check_every is not None:
+            check_int("check_every", self.check_every, minimum=1)
+        check_int("check_samples", self.check_samples, minimum=1)
+        if not 0 < self.fit_accuracy <= 1:
+            raise ValueError(f"fit_accuracy must lie in (0, 1], got {self.fit_accuracy}")
+        check_positive_float("fit_loss", self.fit_loss)
+
+    @property
+    def fit_criterion(self) -> str:
+        """The fit criterion in words, e.g. ``"token accuracy at L=32 >= 0.95"``."""
+        if self.name == "copy":
+            return f"token accuracy at L={self.train_len} >= {self.fit_accuracy:g}"
+        return f"loss at L={self.train_len} <= {self.fit_loss:g} nats (perplexity <= {math.exp(self.fit_loss):.2f})"
 
     @property
     def eval_shift(self) -> int:
@@ -199,8 +240,10 @@ SMALL = ShowdownConfig(
     num_heads=4,
     num_layers=2,
     tasks=(
-        TaskSpec("copy", train_len=16, steps=150, eval_factors=(1, 2, 4, 8), eval_samples=128, vocab_size=8, offset=1),
-        TaskSpec("charlm", train_len=32, steps=150, eval_factors=(1, 2, 4, 8), eval_samples=64),
+        TaskSpec("copy", train_len=16, steps=400, check_every=25, fit_accuracy=0.95,
+                 eval_factors=(1, 2, 4, 8), eval_samples=128, vocab_size=8, offset=1),
+        TaskSpec("charlm", train_len=32, steps=200, check_every=50, fit_loss=2.2,
+                 eval_factors=(1, 2, 4, 8), eval_samples=64),
     ),
 )
 
@@ -212,8 +255,11 @@ FULL = ShowdownConfig(
     num_heads=4,
     num_layers=2,
     tasks=(
-        TaskSpec("copy", train_len=32, steps=600, eval_factors=(1, 2, 4, 8), eval_samples=256, vocab_size=16, offset=2),
-        TaskSpec("charlm", train_len=64, steps=800, eval_factors=(1, 2, 4, 8), eval_samples=128),
+        # trained to the fit criterion, checked every 50 steps; steps is the maximum
+        TaskSpec("copy", train_len=32, steps=6000, check_every=50, fit_accuracy=0.95,
+                 eval_factors=(1, 2, 4, 8), eval_samples=256, vocab_size=16, offset=2),
+        TaskSpec("charlm", train_len=64, steps=4000, check_every=50, fit_loss=LM_FIT_LOSS,
+                 eval_factors=(1, 2, 4, 8), eval_samples=128),
     ),
 )
 
@@ -260,6 +306,27 @@ def build_model(method: str, spec: TaskSpec, config: ShowdownConfig, vocab_size:
     )
 
 
+def _meets(spec: TaskSpec, value: float) -> bool:
+    return value >= spec.fit_accuracy if spec.name == "copy" else value <= spec.fit_loss
+
+
+def fit_check(spec: TaskSpec, train_task: Task) -> Callable[[torch.nn.Module], tuple[bool, float]]:
+    """The fit criterion of ``spec`` as a ``stop`` function for :func:`posviz.train`.
+
+    The returned function scores a model on ``spec.check_samples`` sequences of length
+    ``spec.train_len`` drawn from ``train_task`` with seed :data:`CHECK_SEED` (the same sequences
+    at every check and for every method) and returns ``(met, value)``: token accuracy
+    ``>= spec.fit_accuracy`` for ``"copy"``, loss (nats) ``<= spec.fit_loss`` for ``"charlm"``.
+    """
+
+    def check(model: torch.nn.Module) -> tuple[bool, float]:
+        metrics = evaluate(model, train_task, seq_len=spec.train_len, num_samples=spec.check_samples, seed=CHECK_SEED)
+        value = metrics["token_accuracy"] if spec.name == "copy" else metrics["loss"]
+        return _meets(spec, value), float(value)
+
+    return check
+
+
 def _shifted(shift: int) -> Callable[[torch.nn.Module, torch.Tensor], torch.Tensor]:
     def forward(model, tokens):
         return model(tokens, positions=torch.arange(tokens.shape[1]) + shift)
@@ -287,7 +354,10 @@ def run_one(
 
     Returns:
         ``(record, model)``. ``record`` is a JSON-ready dict: ``task``, ``method``, ``seed``,
-        ``num_parameters``, ``seconds_per_step`` (wall time, machine-dependent), ``final_loss`` (mean
+        ``num_parameters``, ``seconds_per_step`` (wall time, machine-dependent), ``steps`` (optimiser
+        steps made), ``fit`` (the fit criterion of ``spec`` met at the end), ``fit_value`` (the
+        checked token accuracy or loss), ``fit_checks`` (``[step, value]`` of every check while
+        training to the criterion), ``final_loss`` (mean
         training loss over the last tenth of the steps, nats), ``loss_curve`` (one mean per tenth of
         training), and ``evals``: one dict per evaluation with ``length``, ``shift`` (tokens),
         ``token_accuracy``, ``sequence_accuracy`` (exact match), ``loss`` (nats per token) and
@@ -296,7 +366,24 @@ def run_one(
     train_task, eval_task = make_tasks(spec) if tasks is None else tasks
     torch.manual_seed(seed)
     model = build_model(method, spec, config, train_task.vocab_size)
-    result = train(model, train_task, seq_len=spec.train_len, steps=spec.steps, batch_size=spec.batch_size, lr=spec.lr, seed=seed)
+    check = fit_check(spec, train_task)
+    result = train(
+        model,
+        train_task,
+        seq_len=spec.train_len,
+        steps=spec.steps,
+        batch_size=spec.batch_size,
+        lr=spec.lr,
+        seed=seed,
+        check_every=spec.check_every,
+        stop=check if spec.check_every is not None else None,
+    )
+    steps_done = len(result.losses)
+    if result.checks and result.checks[-1][0] == steps_done:
+        fit_value = result.checks[-1][1]
+    else:
+        fit_value = check(model)[1]
+    fit = _meets(spec, fit_value)
     losses = np.asarray(result.losses)
     tail = max(1, len(losses) // 10)
     curve = [float(chunk.mean()) for chunk in np.array_split(losses, min(10, len(losses)))]
@@ -319,6 +406,10 @@ def run_one(
         "seed": seed,
         "num_parameters": model.num_parameters(),
         "seconds_per_step": result.seconds_per_step,
+        "steps": steps_done,
+        "fit": fit,
+        "fit_value": fit_value,
+        "fit_checks": [list(c) for c in result.checks],
         "final_loss": float(losses[-tail:].mean()),
         "loss_curve": curve,
         "evals": evals,
@@ -454,12 +545,32 @@ def merge_results(*parts: dict) -> dict:
     return {"config": {**parts[0]["config"], "methods": ordered}, "seeds": parts[0]["seeds"], "parts": info, "runs": runs}
 
 
-def summarize(results: dict | Sequence[dict], metric: str) -> dict[tuple[str, str, int, int], dict[str, float]]:
+def fit_counts(results: dict | Sequence[dict]) -> dict[tuple[str, str], tuple[int, int]]:
+    """``{(task, method): (runs that met the fit criterion, runs)}``.
+
+    Raises:
+        ValueError: if a run has no ``fit`` status (a results file older than the fit criterion).
+    """
+    runs = results["runs"] if isinstance(results, dict) else results
+    out: dict[tuple[str, str], tuple[int, int]] = {}
+    for record in runs:
+        if "fit" not in record:
+            raise ValueError(f"run {record['task']}/{record['method']}/{record['seed']} has no fit status")
+        fitted, total = out.get((record["task"], record["method"]), (0, 0))
+        out[(record["task"], record["method"])] = (fitted + bool(record["fit"]), total + 1)
+    return out
+
+
+def summarize(
+    results: dict | Sequence[dict], metric: str, *, fitted_only: bool = False
+) -> dict[tuple[str, str, int, int], dict[str, float]]:
     """Aggregate one metric over seeds.
 
     Args:
         results: a results dict or a list of run records.
         metric: ``"token_accuracy"``, ``"sequence_accuracy"``, ``"loss"`` or ``"perplexity"``.
+        fitted_only: keep only runs that met their task's fit criterion (a group with no such
+            run is left out).
 
     Returns:
         ``{(task, method, length, shift): {"mean", "std", "min", "max", "n"}}`` (``std`` is the
@@ -470,6 +581,9 @@ def summarize(results: dict | Sequence[dict], metric: str) -> dict[tuple[str, st
     """
     check_choice("metric", metric, ("token_accuracy", "sequence_accuracy", "loss", "perplexity"))
     runs = results["runs"] if isinstance(results, dict) else results
+    if fitted_only:
+        fit_counts(runs)  # every run must carry a fit status
+        runs = [r for r in runs if r["fit"]]
     groups: dict[tuple[str, str, int, int], list[float]] = {}
     for record in runs:
         for point in record["evals"]:
