@@ -256,10 +256,10 @@ FULL = ShowdownConfig(
     num_layers=2,
     tasks=(
         # trained to the fit criterion, checked every 50 steps; steps is the maximum
-        TaskSpec("copy", train_len=32, steps=6000, check_every=50, fit_accuracy=0.95,
-                 eval_factors=(1, 2, 4, 8), eval_samples=256, vocab_size=16, offset=2),
-        TaskSpec("charlm", train_len=64, steps=4000, check_every=50, fit_loss=LM_FIT_LOSS,
-                 eval_factors=(1, 2, 4, 8), eval_samples=128),
+        TaskSpec("copy", train_len=32, steps=3000, check_every=50, fit_accuracy=0.95,
+                 eval_factors=(1, 2, 4, 8), eval_samples=128, vocab_size=16, offset=2),
+        TaskSpec("charlm", train_len=64, steps=1500, check_every=50, fit_loss=LM_FIT_LOSS,
+                 eval_factors=(1, 2, 4, 8), eval_samples=64),
     ),
 )
 
@@ -436,6 +436,7 @@ def run_showdown(
     *,
     progress: bool = True,
     keep_models: bool = False,
+    save_to: str | Path | None = None,
 ) -> dict:
     """Run every ``(task, method, seed)`` of ``config`` and collect the records.
 
@@ -444,10 +445,13 @@ def run_showdown(
         progress: show a tqdm progress bar over the runs.
         keep_models: also return the trained models under ``"models"`` (keyed
             ``(task, method, seed)``; not saved by :func:`save_results`).
+        save_to: if given, the results so far are written there after every run (with
+            ``"complete": False`` until the last), so an interrupted experiment keeps what it did.
 
     Returns:
         ``{"config": …, "seeds": …, "versions": …, "date": ISO-8601 UTC, "platform": …,
-        "torch_threads": …, "seconds": total wall time, "runs": [record, …]}`` (see :func:`run_one`).
+        "torch_threads": …, "seconds": total wall time, "cpu_seconds": CPU time of this process,
+        "complete": True, "runs": [record, …]}`` (see :func:`run_one`).
 
     Raises:
         ValueError: if a method is not registered (before anything is trained).
@@ -457,10 +461,25 @@ def run_showdown(
     missing = [m for m in config.methods if m not in POSITION_METHODS]
     if missing:
         raise ValueError(f"position methods not registered: {missing}; registered: {sorted(POSITION_METHODS)}")
-    start = time.perf_counter()
+    start, cpu_start = time.perf_counter(), time.process_time()
     corpus = load_corpus() if any(spec.name == "charlm" for spec in config.tasks) else None
     task_pairs = {spec.name: make_tasks(spec, corpus) for spec in config.tasks}
     records, models = [], {}
+
+    def collect(complete: bool) -> dict:
+        return {
+            "config": config.to_dict(),
+            "seeds": list(config.seeds),
+            "versions": _versions(),
+            "date": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+            "platform": platform.platform(),
+            "torch_threads": torch.get_num_threads(),
+            "seconds": time.perf_counter() - start,
+            "cpu_seconds": time.process_time() - cpu_start,
+            "complete": complete,
+            "runs": records,
+        }
+
     bar = tqdm(config.runs(), desc=config.name, disable=not progress)
     for spec, method, seed in bar:
         bar.set_postfix_str(f"{spec.name} {method} seed {seed}")
@@ -468,16 +487,9 @@ def run_showdown(
         records.append(record)
         if keep_models:
             models[(spec.name, method, seed)] = model
-    results = {
-        "config": config.to_dict(),
-        "seeds": list(config.seeds),
-        "versions": _versions(),
-        "date": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
-        "platform": platform.platform(),
-        "torch_threads": torch.get_num_threads(),
-        "seconds": time.perf_counter() - start,
-        "runs": records,
-    }
+        if save_to is not None:
+            save_results(collect(complete=len(records) == len(config.runs())), save_to)
+    results = collect(complete=True)
     if keep_models:
         results["models"] = models
     return results
@@ -514,9 +526,11 @@ def load_results(path: str | Path) -> dict:
 def merge_results(*parts: dict) -> dict:
     """Combine results files of one configuration run in parts (e.g. a few methods at a time).
 
-    The parts must agree on everything in ``config`` except ``name`` and ``methods``. The merged
-    ``config["methods"]`` lists every method present (course order), ``runs`` holds every run of
-    every part, and ``parts`` keeps each part's name, methods, date, versions and wall time.
+    The parts must agree on everything in ``config`` except ``name``, ``methods`` and ``tasks``,
+    and a task present in several parts must have the same settings in each. The merged
+    ``config["methods"]`` lists every method present (course order), ``config["tasks"]`` every
+    task present, ``runs`` holds every run of every part, and ``parts`` keeps each part's name,
+    methods, tasks, date, versions, wall and CPU time and whether it completed.
 
     Raises:
         ValueError: if no part is given, if the configurations differ, or if a run appears twice.
@@ -525,12 +539,16 @@ def merge_results(*parts: dict) -> dict:
         raise ValueError("merge_results needs at least one results dict")
 
     def core(part):
-        return {k: v for k, v in part["config"].items() if k not in ("name", "methods")}
+        return {k: v for k, v in part["config"].items() if k not in ("name", "methods", "tasks")}
 
     reference = core(parts[0])
-    for part in parts[1:]:
+    tasks: dict[str, dict] = {}
+    for part in parts:
         if core(part) != reference:
             raise ValueError(f"cannot merge {part['config']['name']!r}: its configuration differs from the first part")
+        for spec in part["config"]["tasks"]:
+            if tasks.setdefault(spec["name"], spec) != spec:
+                raise ValueError(f"cannot merge {part['config']['name']!r}: task {spec['name']!r} has other settings")
     runs = [run for part in parts for run in part["runs"]]
     keys = [(r["task"], r["method"], r["seed"]) for r in runs]
     if len(set(keys)) != len(keys):
@@ -538,11 +556,17 @@ def merge_results(*parts: dict) -> dict:
     methods = {r["method"] for r in runs}
     ordered = [m for m in METHODS if m in methods] + sorted(methods - set(METHODS))
     info = [
-        {k: part.get(k) for k in ("date", "versions", "platform", "torch_threads", "seconds")}
-        | {"name": part["config"]["name"], "methods": part["config"]["methods"]}
+        {k: part.get(k) for k in ("date", "versions", "platform", "torch_threads", "seconds", "cpu_seconds", "complete")}
+        | {
+            "name": part["config"]["name"],
+            "methods": part["config"]["methods"],
+            "tasks": [spec["name"] for spec in part["config"]["tasks"]],
+        }
         for part in parts
     ]
-    return {"config": {**parts[0]["config"], "methods": ordered}, "seeds": parts[0]["seeds"], "parts": info, "runs": runs}
+    ordered_tasks = [tasks[name] for name in TASK_NAMES if name in tasks]
+    config = {**parts[0]["config"], "methods": ordered, "tasks": ordered_tasks}
+    return {"config": config, "seeds": parts[0]["seeds"], "parts": info, "runs": runs}
 
 
 def fit_counts(results: dict | Sequence[dict]) -> dict[tuple[str, str], tuple[int, int]]:
@@ -682,8 +706,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     config = dataclasses.replace(config, **changes)
     if args.threads:
         torch.set_num_threads(check_int("threads", args.threads, minimum=1))
-    results = run_showdown(config, progress=True)
-    path = save_results(results, args.out or results_dir() / f"{config.name}.json")
+    path = args.out or results_dir() / f"{config.name}.json"
+    results = run_showdown(config, progress=True, save_to=path)
+    path = save_results(results, path)
     print(f"wrote {path} ({len(results['runs'])} runs, {results['seconds']:.0f} s)")
     return 0
 
