@@ -73,9 +73,9 @@ __all__ = [
 #: The seven contenders, in the order the course introduces them.
 METHODS: tuple[str, ...] = ("none", "sinusoidal", "learned", "shaw", "t5", "rope", "alibi")
 
-#: The full configuration's language-model fit criterion: loss <= ln 4 nats, i.e. perplexity <= 4
-#: on the training text (the copy task's is token accuracy >= 0.95).
-LM_FIT_LOSS = math.log(4.0)
+#: The full configuration's language-model fit criterion: loss <= 1.5 nats (perplexity <= 4.48)
+#: on training-text windows (the copy task's is token accuracy >= 0.95).
+LM_FIT_LOSS = 1.5
 
 #: Seed of the fit-check sequences (drawn from the training task; the evaluation uses its own seed).
 CHECK_SEED = 2024
