@@ -528,10 +528,10 @@ def load_results(path: str | Path) -> dict:
 def merge_results(*parts: dict) -> dict:
     """Combine results files of one configuration run in parts (e.g. a few methods at a time).
 
-    The parts must agree on everything in ``config`` except ``name``, ``methods`` and ``tasks``,
-    and a task present in several parts must have the same settings in each. The merged
+    The parts must agree on everything in ``config`` except ``name``, ``methods``, ``seeds`` and
+    ``tasks``, and a task present in several parts must have the same settings in each. The merged
     ``config["methods"]`` lists every method present (course order), ``config["tasks"]`` every
-    task present, ``runs`` holds every run of every part, and ``parts`` keeps each part's name,
+    task present, ``seeds`` every seed present, ``runs`` holds every run of every part, and ``parts`` keeps each part's name,
     methods, tasks, date, versions, wall and CPU time and whether it completed.
 
     Raises:
@@ -541,7 +541,7 @@ def merge_results(*parts: dict) -> dict:
         raise ValueError("merge_results needs at least one results dict")
 
     def core(part):
-        return {k: v for k, v in part["config"].items() if k not in ("name", "methods", "tasks")}
+        return {k: v for k, v in part["config"].items() if k not in ("name", "methods", "tasks", "seeds")}
 
     reference = core(parts[0])
     tasks: dict[str, dict] = {}
@@ -567,8 +567,9 @@ def merge_results(*parts: dict) -> dict:
         for part in parts
     ]
     ordered_tasks = [tasks[name] for name in TASK_NAMES if name in tasks]
-    config = {**parts[0]["config"], "methods": ordered, "tasks": ordered_tasks}
-    return {"config": config, "seeds": parts[0]["seeds"], "parts": info, "runs": runs}
+    seeds = sorted({r["seed"] for r in runs})
+    config = {**parts[0]["config"], "methods": ordered, "tasks": ordered_tasks, "seeds": seeds}
+    return {"config": config, "seeds": seeds, "parts": info, "runs": runs}
 
 
 def fit_counts(results: dict | Sequence[dict]) -> dict[tuple[str, str], tuple[int, int]]:
