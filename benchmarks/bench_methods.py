@@ -52,10 +52,17 @@ import torch.nn.functional as F
 METHODS = ("sdpa", "rope", "alibi", "t5", "shaw")
 
 
+CAP_GB = 2.5
+
+
 def estimated_peak_gb(method: str, length: int, heads: int) -> float:
-    """A rough upper estimate of one pass's peak memory (GB), used only to skip points."""
+    """A rough estimate of one pass's peak memory (GB), used only to skip points.
+
+    The factors (how many float32 ``(heads, L, L)`` buffers are alive at the peak) are the ones
+    measured by this script at L = 1024…4096: about 4 for ``alibi``, 4.5 for ``t5``, 5 for ``shaw``.
+    """
     square = heads * length * length * 4 / 1e9  # one float32 (heads, L, L) buffer
-    return {"sdpa": 0.05, "rope": 0.05, "alibi": 1.5 * square, "t5": 4.0 * square, "shaw": 5.0 * square}[method] + 0.05
+    return {"sdpa": 0.05, "rope": 0.05, "alibi": 4.0 * square, "t5": 4.5 * square, "shaw": 5.0 * square}[method] + 0.05
 
 
 def _layer(method: str, length: int, heads: int, head_dim: int):
@@ -96,6 +103,9 @@ def _rss_now_kb() -> int:
 
 def worker(method: str, length: int, heads: int, head_dim: int, repeats: int) -> dict:
     """Run one point in this process (called in a subprocess by :func:`main`)."""
+    estimate = estimated_peak_gb(method, length, heads)
+    if estimate > CAP_GB:
+        return {"estimated_peak_gb": round(estimate, 3), "skipped": f"estimated peak {estimate:.1f} GB exceeds the {CAP_GB:g} GB cap"}
     torch.set_num_threads(1)
     step = _layer(method, length, heads, head_dim)
     step()  # warm-up: one-time library set-up; its buffers go back to the OS (see main's env)
@@ -123,7 +133,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--lengths", type=int, nargs="+", default=[512, 1024, 2048, 4096, 8192])
     parser.add_argument("--heads", type=int, default=4)
     parser.add_argument("--head-dim", type=int, default=64)
-    parser.add_argument("--cap-gb", type=float, default=2.5, help="skip points whose estimated peak exceeds this")
+    parser.add_argument("--cap-gb", type=float, default=CAP_GB, help="skip points whose estimated peak exceeds this")
     parser.add_argument("--methods", nargs="+", default=list(METHODS), choices=METHODS)
     parser.add_argument("--out", type=Path, default=None, help="JSON output (default: print only)")
     parser.add_argument("--worker", nargs=5, help=argparse.SUPPRESS)
@@ -143,6 +153,7 @@ def main(argv: list[str] | None = None) -> int:
                 point["skipped"] = f"estimated peak {estimate:.1f} GB exceeds the {args.cap_gb:g} GB cap"
             else:
                 cmd = [sys.executable, __file__, "--worker", method, str(length), str(args.heads), str(args.head_dim), str(repeats)]
+                # (the worker also refuses points over CAP_GB, in case the parent was given a larger cap)
                 # A fixed mmap threshold makes glibc return every large buffer to the OS when it is
                 # freed, so the resident size before a pass does not hide reused memory.
                 env = {**os.environ, "MALLOC_MMAP_THRESHOLD_": "131072"}

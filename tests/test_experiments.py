@@ -200,3 +200,23 @@ def test_fit_criteria_of_the_presets():
         ex.TaskSpec("copy", train_len=8, steps=1, fit_accuracy=1.5)
     with pytest.raises(ValueError, match="check_every"):
         ex.TaskSpec("copy", train_len=8, steps=1, check_every=0)
+
+
+def test_merge_parts_with_different_tasks_and_seeds_and_incremental_saves(tmp_path):
+    lm = ex.TaskSpec("charlm", train_len=6, steps=3, eval_factors=(1,), eval_samples=4, check_samples=4)
+    config = ex.ShowdownConfig(name="two", methods=("none",), seeds=(0,), d_model=16, num_heads=2, num_layers=1,
+                               tasks=(TINY.tasks[0], lm))
+    path = tmp_path / "part.json"
+    first = ex.run_showdown(ex.ShowdownConfig(**{**config.__dict__, "tasks": (TINY.tasks[0],)}), progress=False, save_to=path)
+    saved = ex.load_results(path)
+    assert saved["complete"] and len(saved["runs"]) == 1 and saved["cpu_seconds"] > 0
+    second = ex.run_showdown(ex.ShowdownConfig(**{**config.__dict__, "tasks": (lm,), "seeds": (1, 2)}), progress=False)
+    merged = ex.merge_results(json.loads(json.dumps(second)), json.loads(json.dumps(first)))
+    assert [s["name"] for s in merged["config"]["tasks"]] == ["copy", "charlm"]
+    assert merged["seeds"] == merged["config"]["seeds"] == [0, 1, 2]
+    assert sorted((r["task"], r["seed"]) for r in merged["runs"]) == [("charlm", 1), ("charlm", 2), ("copy", 0)]
+    assert [p["tasks"] for p in merged["parts"]] == [["charlm"], ["copy"]]
+    changed = json.loads(json.dumps(second))
+    changed["config"]["tasks"][0]["steps"] = 4
+    with pytest.raises(ValueError, match="other settings"):
+        ex.merge_results(changed, json.loads(json.dumps(second | {"runs": []})))
