@@ -59,10 +59,10 @@ def estimated_peak_gb(method: str, length: int, heads: int) -> float:
     """A rough estimate of one pass's peak memory (GB), used only to skip points.
 
     The factors (how many float32 ``(heads, L, L)`` buffers are alive at the peak) are the ones
-    measured by this script at L = 1024…4096: about 4 for ``alibi``, 4.5 for ``t5``, 5 for ``shaw``.
+    measured by this script at L = 1024…4096: about 4 for ``alibi`` and ``t5``, 5 for ``shaw``.
     """
     square = heads * length * length * 4 / 1e9  # one float32 (heads, L, L) buffer
-    return {"sdpa": 0.05, "rope": 0.05, "alibi": 4.0 * square, "t5": 4.5 * square, "shaw": 5.0 * square}[method] + 0.05
+    return {"sdpa": 0.05, "rope": 0.05, "alibi": 4.0 * square, "t5": 4.0 * square, "shaw": 5.0 * square}[method] + 0.05
 
 
 def _layer(method: str, length: int, heads: int, head_dim: int):
