@@ -1,4 +1,4 @@
-"""The showdown (notebook 06): six position methods trained the same way, measured short to long.
+"""The showdown (notebook 06): seven position methods trained the same way, measured short to long.
 
 One tiny causal :class:`~posviz.models.TinyTransformer` per (task, method, seed); the only thing
 that changes between runs is ``position``. Each model is trained at one length and evaluated at
@@ -53,7 +53,11 @@ __all__ = [
     "SMALL",
     "ShowdownConfig",
     "TaskSpec",
+    "CHECK_SEED",
+    "LM_FIT_LOSS",
     "build_model",
+    "fit_check",
+    "fit_counts",
     "load_corpus",
     "load_results",
     "make_tasks",
@@ -66,8 +70,15 @@ __all__ = [
     "summarize",
 ]
 
-#: The six contenders, in the order the course introduces them.
-METHODS: tuple[str, ...] = ("none", "sinusoidal", "learned", "shaw", "rope", "alibi")
+#: The seven contenders, in the order the course introduces them.
+METHODS: tuple[str, ...] = ("none", "sinusoidal", "learned", "shaw", "t5", "rope", "alibi")
+
+#: The full configuration's language-model fit criterion: loss <= 1.5 nats (perplexity <= 4.48)
+#: on training-text windows (the copy task's is token accuracy >= 0.95).
+LM_FIT_LOSS = 1.5
+
+#: Seed of the fit-check sequences (drawn from the training task; the evaluation uses its own seed).
+CHECK_SEED = 2024
 
 #: One colour per method (Okabe–Ito palette, colour-blind safe), the same in every figure.
 METHOD_COLORS: dict[str, str] = {
@@ -75,6 +86,7 @@ METHOD_COLORS: dict[str, str] = {
     "sinusoidal": "#E69F00",
     "learned": "#56B4E9",
     "shaw": "#009E73",
+    "t5": "#0072B2",
     "rope": "#D55E00",
     "alibi": "#CC79A7",
 }
@@ -100,6 +112,18 @@ class TaskSpec:
         eval_samples: sequences per evaluation point.
         vocab_size, offset: the copy task's settings (ignored for ``"charlm"``).
         valid_fraction: the last fraction of the corpus kept for evaluation (``"charlm"`` only).
+        check_every: train to the fit criterion: check it every ``check_every`` steps and stop
+            as soon as it is met, so ``steps`` is the maximum; ``None`` trains exactly ``steps``
+            steps (the criterion is still checked once at the end and recorded).
+        fit_accuracy: copy's fit criterion: token accuracy at ``train_len`` ``>=`` this.
+        fit_loss: the language model's fit criterion: loss at ``train_len`` ``<=`` this (nats
+            per character).
+        check_samples: sequences of the fit check. They are drawn from the *training* task with
+            their own seed (:data:`CHECK_SEED`), never from the evaluation data.
+
+    The fit criterion is the same for every method of a task: a run that has not met it has not
+    fit the training length, and no length claim is made from it (:func:`summarize` with
+    ``fitted_only=True`` leaves it out).
     """
 
     name: str
@@ -113,6 +137,10 @@ class TaskSpec:
     vocab_size: int = 16
     offset: int = 2
     valid_fraction: float = 0.1
+    check_every: int | None = None
+    fit_accuracy: float = 0.95
+    fit_loss: float = 1.4
+    check_samples: int = 128
 
     def __post_init__(self) -> None:
         check_choice("name", self.name, TASK_NAMES)
@@ -127,6 +155,19 @@ class TaskSpec:
             check_int("shift", self.shift, minimum=0)
         if not 0 < self.valid_fraction < 1:
             raise ValueError(f"valid_fraction must lie in (0, 1), got {self.valid_fraction}")
+        if self.check_every is not None:
+            check_int("check_every", self.check_every, minimum=1)
+        check_int("check_samples", self.check_samples, minimum=1)
+        if not 0 < self.fit_accuracy <= 1:
+            raise ValueError(f"fit_accuracy must lie in (0, 1], got {self.fit_accuracy}")
+        check_positive_float("fit_loss", self.fit_loss)
+
+    @property
+    def fit_criterion(self) -> str:
+        """The fit criterion in words, e.g. ``"token accuracy at L=32 >= 0.95"``."""
+        if self.name == "copy":
+            return f"token accuracy at L={self.train_len} >= {self.fit_accuracy:g}"
+        return f"loss at L={self.train_len} <= {self.fit_loss:g} nats (perplexity <= {math.exp(self.fit_loss):.2f})"
 
     @property
     def eval_shift(self) -> int:
@@ -191,7 +232,9 @@ class ShowdownConfig:
         return [(spec, method, seed) for spec in self.tasks for method in self.methods for seed in self.seeds]
 
 
-#: The configuration the notebook trains live (about a minute on a quiet 2-core CPU).
+#: The configuration the notebook trains live (about a minute on a quiet 2-core CPU): copy to token
+#: accuracy >= 0.95, the language model to loss <= 2.2 nats (a lower bar for a smaller model), checked
+#: every 25 steps, at most 300 / 150 steps, so slow methods may stay unfit.
 SMALL = ShowdownConfig(
     name="showdown_small",
     seeds=(0, 1, 2),
@@ -199,8 +242,10 @@ SMALL = ShowdownConfig(
     num_heads=4,
     num_layers=2,
     tasks=(
-        TaskSpec("copy", train_len=16, steps=150, eval_factors=(1, 2, 4, 8), eval_samples=128, vocab_size=8, offset=1),
-        TaskSpec("charlm", train_len=32, steps=150, eval_factors=(1, 2, 4, 8), eval_samples=64),
+        TaskSpec("copy", train_len=16, steps=300, check_every=25, fit_accuracy=0.95,
+                 eval_factors=(1, 2, 4, 8), eval_samples=128, vocab_size=8, offset=1),
+        TaskSpec("charlm", train_len=32, steps=150, check_every=25, fit_loss=2.2,
+                 eval_factors=(1, 2, 4, 8), eval_samples=64),
     ),
 )
 
@@ -212,8 +257,11 @@ FULL = ShowdownConfig(
     num_heads=4,
     num_layers=2,
     tasks=(
-        TaskSpec("copy", train_len=32, steps=600, eval_factors=(1, 2, 4, 8), eval_samples=256, vocab_size=16, offset=2),
-        TaskSpec("charlm", train_len=64, steps=800, eval_factors=(1, 2, 4, 8), eval_samples=128),
+        # trained to the fit criterion, checked every 50 steps; steps is the maximum
+        TaskSpec("copy", train_len=32, steps=3000, check_every=50, fit_accuracy=0.95,
+                 eval_factors=(1, 2, 4, 8), eval_samples=128, vocab_size=16, offset=2),
+        TaskSpec("charlm", train_len=64, steps=1500, check_every=50, fit_loss=LM_FIT_LOSS,
+                 eval_factors=(1, 2, 4, 8), eval_samples=64),
     ),
 )
 
@@ -260,6 +308,27 @@ def build_model(method: str, spec: TaskSpec, config: ShowdownConfig, vocab_size:
     )
 
 
+def _meets(spec: TaskSpec, value: float) -> bool:
+    return value >= spec.fit_accuracy if spec.name == "copy" else value <= spec.fit_loss
+
+
+def fit_check(spec: TaskSpec, train_task: Task) -> Callable[[torch.nn.Module], tuple[bool, float]]:
+    """The fit criterion of ``spec`` as a ``stop`` function for :func:`posviz.train`.
+
+    The returned function scores a model on ``spec.check_samples`` sequences of length
+    ``spec.train_len`` drawn from ``train_task`` with seed :data:`CHECK_SEED` (the same sequences
+    at every check and for every method) and returns ``(met, value)``: token accuracy
+    ``>= spec.fit_accuracy`` for ``"copy"``, loss (nats) ``<= spec.fit_loss`` for ``"charlm"``.
+    """
+
+    def check(model: torch.nn.Module) -> tuple[bool, float]:
+        metrics = evaluate(model, train_task, seq_len=spec.train_len, num_samples=spec.check_samples, seed=CHECK_SEED)
+        value = metrics["token_accuracy"] if spec.name == "copy" else metrics["loss"]
+        return _meets(spec, value), float(value)
+
+    return check
+
+
 def _shifted(shift: int) -> Callable[[torch.nn.Module, torch.Tensor], torch.Tensor]:
     def forward(model, tokens):
         return model(tokens, positions=torch.arange(tokens.shape[1]) + shift)
@@ -287,7 +356,10 @@ def run_one(
 
     Returns:
         ``(record, model)``. ``record`` is a JSON-ready dict: ``task``, ``method``, ``seed``,
-        ``num_parameters``, ``seconds_per_step`` (wall time, machine-dependent), ``final_loss`` (mean
+        ``num_parameters``, ``seconds_per_step`` (wall time, machine-dependent), ``steps`` (optimiser
+        steps made), ``fit`` (the fit criterion of ``spec`` met at the end), ``fit_value`` (the
+        checked token accuracy or loss), ``fit_checks`` (``[step, value]`` of every check while
+        training to the criterion), ``final_loss`` (mean
         training loss over the last tenth of the steps, nats), ``loss_curve`` (one mean per tenth of
         training), and ``evals``: one dict per evaluation with ``length``, ``shift`` (tokens),
         ``token_accuracy``, ``sequence_accuracy`` (exact match), ``loss`` (nats per token) and
@@ -296,7 +368,24 @@ def run_one(
     train_task, eval_task = make_tasks(spec) if tasks is None else tasks
     torch.manual_seed(seed)
     model = build_model(method, spec, config, train_task.vocab_size)
-    result = train(model, train_task, seq_len=spec.train_len, steps=spec.steps, batch_size=spec.batch_size, lr=spec.lr, seed=seed)
+    check = fit_check(spec, train_task)
+    result = train(
+        model,
+        train_task,
+        seq_len=spec.train_len,
+        steps=spec.steps,
+        batch_size=spec.batch_size,
+        lr=spec.lr,
+        seed=seed,
+        check_every=spec.check_every,
+        stop=check if spec.check_every is not None else None,
+    )
+    steps_done = len(result.losses)
+    if result.checks and result.checks[-1][0] == steps_done:
+        fit_value = result.checks[-1][1]
+    else:
+        fit_value = check(model)[1]
+    fit = _meets(spec, fit_value)
     losses = np.asarray(result.losses)
     tail = max(1, len(losses) // 10)
     curve = [float(chunk.mean()) for chunk in np.array_split(losses, min(10, len(losses)))]
@@ -319,6 +408,10 @@ def run_one(
         "seed": seed,
         "num_parameters": model.num_parameters(),
         "seconds_per_step": result.seconds_per_step,
+        "steps": steps_done,
+        "fit": fit,
+        "fit_value": fit_value,
+        "fit_checks": [list(c) for c in result.checks],
         "final_loss": float(losses[-tail:].mean()),
         "loss_curve": curve,
         "evals": evals,
@@ -345,6 +438,7 @@ def run_showdown(
     *,
     progress: bool = True,
     keep_models: bool = False,
+    save_to: str | Path | None = None,
 ) -> dict:
     """Run every ``(task, method, seed)`` of ``config`` and collect the records.
 
@@ -353,10 +447,13 @@ def run_showdown(
         progress: show a tqdm progress bar over the runs.
         keep_models: also return the trained models under ``"models"`` (keyed
             ``(task, method, seed)``; not saved by :func:`save_results`).
+        save_to: if given, the results so far are written there after every run (with
+            ``"complete": False`` until the last), so an interrupted experiment keeps what it did.
 
     Returns:
         ``{"config": …, "seeds": …, "versions": …, "date": ISO-8601 UTC, "platform": …,
-        "torch_threads": …, "seconds": total wall time, "runs": [record, …]}`` (see :func:`run_one`).
+        "torch_threads": …, "seconds": total wall time, "cpu_seconds": CPU time of this process,
+        "complete": True, "runs": [record, …]}`` (see :func:`run_one`).
 
     Raises:
         ValueError: if a method is not registered (before anything is trained).
@@ -366,10 +463,25 @@ def run_showdown(
     missing = [m for m in config.methods if m not in POSITION_METHODS]
     if missing:
         raise ValueError(f"position methods not registered: {missing}; registered: {sorted(POSITION_METHODS)}")
-    start = time.perf_counter()
+    start, cpu_start = time.perf_counter(), time.process_time()
     corpus = load_corpus() if any(spec.name == "charlm" for spec in config.tasks) else None
     task_pairs = {spec.name: make_tasks(spec, corpus) for spec in config.tasks}
     records, models = [], {}
+
+    def collect(complete: bool) -> dict:
+        return {
+            "config": config.to_dict(),
+            "seeds": list(config.seeds),
+            "versions": _versions(),
+            "date": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+            "platform": platform.platform(),
+            "torch_threads": torch.get_num_threads(),
+            "seconds": time.perf_counter() - start,
+            "cpu_seconds": time.process_time() - cpu_start,
+            "complete": complete,
+            "runs": records,
+        }
+
     bar = tqdm(config.runs(), desc=config.name, disable=not progress)
     for spec, method, seed in bar:
         bar.set_postfix_str(f"{spec.name} {method} seed {seed}")
@@ -377,16 +489,9 @@ def run_showdown(
         records.append(record)
         if keep_models:
             models[(spec.name, method, seed)] = model
-    results = {
-        "config": config.to_dict(),
-        "seeds": list(config.seeds),
-        "versions": _versions(),
-        "date": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
-        "platform": platform.platform(),
-        "torch_threads": torch.get_num_threads(),
-        "seconds": time.perf_counter() - start,
-        "runs": records,
-    }
+        if save_to is not None:
+            save_results(collect(complete=len(records) == len(config.runs())), save_to)
+    results = collect(complete=True)
     if keep_models:
         results["models"] = models
     return results
@@ -423,9 +528,11 @@ def load_results(path: str | Path) -> dict:
 def merge_results(*parts: dict) -> dict:
     """Combine results files of one configuration run in parts (e.g. a few methods at a time).
 
-    The parts must agree on everything in ``config`` except ``name`` and ``methods``. The merged
-    ``config["methods"]`` lists every method present (course order), ``runs`` holds every run of
-    every part, and ``parts`` keeps each part's name, methods, date, versions and wall time.
+    The parts must agree on everything in ``config`` except ``name``, ``methods``, ``seeds`` and
+    ``tasks``, and a task present in several parts must have the same settings in each. The merged
+    ``config["methods"]`` lists every method present (course order), ``config["tasks"]`` every
+    task present, ``seeds`` every seed present, ``runs`` holds every run of every part, and ``parts`` keeps each part's name,
+    methods, tasks, date, versions, wall and CPU time and whether it completed.
 
     Raises:
         ValueError: if no part is given, if the configurations differ, or if a run appears twice.
@@ -434,12 +541,16 @@ def merge_results(*parts: dict) -> dict:
         raise ValueError("merge_results needs at least one results dict")
 
     def core(part):
-        return {k: v for k, v in part["config"].items() if k not in ("name", "methods")}
+        return {k: v for k, v in part["config"].items() if k not in ("name", "methods", "tasks", "seeds")}
 
     reference = core(parts[0])
-    for part in parts[1:]:
+    tasks: dict[str, dict] = {}
+    for part in parts:
         if core(part) != reference:
             raise ValueError(f"cannot merge {part['config']['name']!r}: its configuration differs from the first part")
+        for spec in part["config"]["tasks"]:
+            if tasks.setdefault(spec["name"], spec) != spec:
+                raise ValueError(f"cannot merge {part['config']['name']!r}: task {spec['name']!r} has other settings")
     runs = [run for part in parts for run in part["runs"]]
     keys = [(r["task"], r["method"], r["seed"]) for r in runs]
     if len(set(keys)) != len(keys):
@@ -447,19 +558,46 @@ def merge_results(*parts: dict) -> dict:
     methods = {r["method"] for r in runs}
     ordered = [m for m in METHODS if m in methods] + sorted(methods - set(METHODS))
     info = [
-        {k: part.get(k) for k in ("date", "versions", "platform", "torch_threads", "seconds")}
-        | {"name": part["config"]["name"], "methods": part["config"]["methods"]}
+        {k: part.get(k) for k in ("date", "versions", "platform", "torch_threads", "seconds", "cpu_seconds", "complete")}
+        | {
+            "name": part["config"]["name"],
+            "methods": part["config"]["methods"],
+            "tasks": [spec["name"] for spec in part["config"]["tasks"]],
+        }
         for part in parts
     ]
-    return {"config": {**parts[0]["config"], "methods": ordered}, "seeds": parts[0]["seeds"], "parts": info, "runs": runs}
+    ordered_tasks = [tasks[name] for name in TASK_NAMES if name in tasks]
+    seeds = sorted({r["seed"] for r in runs})
+    config = {**parts[0]["config"], "methods": ordered, "tasks": ordered_tasks, "seeds": seeds}
+    return {"config": config, "seeds": seeds, "parts": info, "runs": runs}
 
 
-def summarize(results: dict | Sequence[dict], metric: str) -> dict[tuple[str, str, int, int], dict[str, float]]:
+def fit_counts(results: dict | Sequence[dict]) -> dict[tuple[str, str], tuple[int, int]]:
+    """``{(task, method): (runs that met the fit criterion, runs)}``.
+
+    Raises:
+        ValueError: if a run has no ``fit`` status (a results file older than the fit criterion).
+    """
+    runs = results["runs"] if isinstance(results, dict) else results
+    out: dict[tuple[str, str], tuple[int, int]] = {}
+    for record in runs:
+        if "fit" not in record:
+            raise ValueError(f"run {record['task']}/{record['method']}/{record['seed']} has no fit status")
+        fitted, total = out.get((record["task"], record["method"]), (0, 0))
+        out[(record["task"], record["method"])] = (fitted + bool(record["fit"]), total + 1)
+    return out
+
+
+def summarize(
+    results: dict | Sequence[dict], metric: str, *, fitted_only: bool = False
+) -> dict[tuple[str, str, int, int], dict[str, float]]:
     """Aggregate one metric over seeds.
 
     Args:
         results: a results dict or a list of run records.
         metric: ``"token_accuracy"``, ``"sequence_accuracy"``, ``"loss"`` or ``"perplexity"``.
+        fitted_only: keep only runs that met their task's fit criterion (a group with no such
+            run is left out).
 
     Returns:
         ``{(task, method, length, shift): {"mean", "std", "min", "max", "n"}}`` (``std`` is the
@@ -470,6 +608,9 @@ def summarize(results: dict | Sequence[dict], metric: str) -> dict[tuple[str, st
     """
     check_choice("metric", metric, ("token_accuracy", "sequence_accuracy", "loss", "perplexity"))
     runs = results["runs"] if isinstance(results, dict) else results
+    if fitted_only:
+        fit_counts(runs)  # every run must carry a fit status
+        runs = [r for r in runs if r["fit"]]
     groups: dict[tuple[str, str, int, int], list[float]] = {}
     for record in runs:
         for point in record["evals"]:
@@ -496,32 +637,45 @@ def plot_metric_vs_length(
     methods: Sequence[str] | None = None,
     train_len: int | None = None,
     log_y: bool = False,
+    mark_unfit: bool = False,
     ax=None,
 ):
     """Mean ± spread (min–max over seeds, shaded) of ``metric`` against evaluation length.
 
     One line per method in :data:`METHOD_COLORS`; a dotted vertical line marks the training
-    length. Only unshifted evaluations are drawn. Returns the axes.
+    length. Only unshifted evaluations are drawn. With ``mark_unfit`` (results with a fit
+    status), a method is drawn from its fitted runs only, labelled ``"method (fit k/n)"`` when
+    some runs did not fit; a method with no fitted run is drawn from all its runs, dashed and
+    labelled ``"method (unfit)"``. Returns the axes.
     """
     import matplotlib.pyplot as plt
 
     from .style import t
 
     summary = summarize(results, metric)
+    fitted = summarize(results, metric, fitted_only=True) if mark_unfit else summary
+    counts = fit_counts(results) if mark_unfit else {}
     if methods is None:
         methods = [m for m in METHODS if any(k[0] == task and k[1] == m for k in summary)]
     if ax is None:
         _, ax = plt.subplots(figsize=(7, 4))
     for method in methods:
-        keys = sorted(k for k in summary if k[0] == task and k[1] == method and k[3] == 0)
+        label, style, source = method, "-", fitted
+        if mark_unfit:
+            k, n = counts.get((task, method), (0, 0))
+            if k == 0:
+                label, style, source = t(f"{method} (기준 미달)", f"{method} (unfit)"), "--", summary
+            elif k < n:
+                label = t(f"{method} (기준 통과 {k}/{n})", f"{method} (fit {k}/{n})")
+        keys = sorted(k for k in source if k[0] == task and k[1] == method and k[3] == 0)
         if not keys:
             continue
         x = np.array([k[2] for k in keys])
-        mean = np.array([summary[k]["mean"] for k in keys])
-        low = np.array([summary[k]["min"] for k in keys])
-        high = np.array([summary[k]["max"] for k in keys])
+        mean = np.array([source[k]["mean"] for k in keys])
+        low = np.array([source[k]["min"] for k in keys])
+        high = np.array([source[k]["max"] for k in keys])
         color = METHOD_COLORS.get(method)
-        ax.plot(x, mean, marker="o", color=color, label=method)
+        ax.plot(x, mean, marker="o", color=color, label=label, linestyle=style)
         ax.fill_between(x, low, high, color=color, alpha=0.15, linewidth=0)
     ax.set_xscale("log", base=2)
     if log_y:
@@ -568,8 +722,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     config = dataclasses.replace(config, **changes)
     if args.threads:
         torch.set_num_threads(check_int("threads", args.threads, minimum=1))
-    results = run_showdown(config, progress=True)
-    path = save_results(results, args.out or results_dir() / f"{config.name}.json")
+    path = args.out or results_dir() / f"{config.name}.json"
+    results = run_showdown(config, progress=True, save_to=path)
+    path = save_results(results, path)
     print(f"wrote {path} ({len(results['runs'])} runs, {results['seconds']:.0f} s)")
     return 0
 

@@ -12,10 +12,22 @@ Position methods are registered in :data:`POSITION_METHODS` by name. Each is eit
   every block, with nothing added to the input (``"none"`` uses the plain class). An attention
   method may also build one ``shared`` module per model that every block's attention receives
   (``"t5"``: one bias table for all layers, as in T5).
+
+Paired initial weights: after ``torch.manual_seed(s)``, two models that differ only in
+``position`` start from identical token-embedding, attention-projection, MLP, norm and head
+weights (every parameter both have, with the same name and shape, is equal). The shared parts
+draw from the global random stream in the order a ``"none"`` model draws them; the
+method-specific modules (a learned table, Shaw's tables, T5's bias, …) are built from their
+own generator, seeded from the state of the global stream without consuming it. So
+``"none"``, ``"sinusoidal"``, ``"rope"`` and ``"alibi"`` models, which draw nothing of their
+own, are the same as before the pairing was introduced, and the global stream is left in
+the same state whatever the method.
 """
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -118,6 +130,29 @@ from .t5 import t5_method  # noqa: E402
 register_position_method(t5_method(name="t5"))
 
 
+def _stream_key() -> bytes:
+    """The state of torch's global CPU generator, read without drawing from it."""
+    return torch.random.get_rng_state().numpy().tobytes()
+
+
+@contextlib.contextmanager
+def _own_stream(key: bytes, tag: str):
+    """Run the body on a private random stream seeded by ``(key, tag)``; restore the global one after."""
+    seed = int.from_bytes(hashlib.blake2b(key + tag.encode(), digest_size=8).digest(), "little") >> 1
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
+        yield
+
+
+def _copy_shared(source: nn.Module, target: nn.Module) -> None:
+    """Copy every parameter of ``source`` into the parameter of ``target`` with its name and shape."""
+    own = dict(target.named_parameters())
+    with torch.no_grad():
+        for name, value in source.named_parameters():
+            if name in own and own[name].shape == value.shape:
+                own[name].copy_(value)
+
+
 class _Block(nn.Module):
     """Pre-LayerNorm Transformer block: x + attn(LN(x)), then x + MLP(LN(x))."""
 
@@ -152,6 +187,10 @@ class TinyTransformer(nn.Module):
             size of an attention method; positions ``>= max_len`` raise ``ValueError`` for the
             learned table.
         causal: decoder-style masking.
+
+    Initial weights are paired across position methods: after the same ``torch.manual_seed``,
+    every parameter two models share (same name and shape) is equal, and method-specific
+    parameters come from their own random stream (module docstring).
 
     Shapes:
         ``forward(tokens, positions=None, key_padding_mask=None, return_attention=False)``:
@@ -194,12 +233,29 @@ class TinyTransformer(nn.Module):
         # std d^-1/2, so that after the ×√d_model scale (Vaswani §3.4) tokens have unit-size
         # entries, comparable with a [-1, 1] position table.
         nn.init.normal_(self.embed.weight, std=d_model**-0.5)
-        self.input_position = position.input_layer(d_model, max_len) if position.input_layer else None
+        # Pairing (see the module docstring): shared parts from the global stream, in the order a
+        # "none" model draws them; method-specific modules from their own stream.
+        key = _stream_key()
+        self.input_position = None
+        if position.input_layer is not None:
+            with _own_stream(key, "input_position"):
+                self.input_position = position.input_layer(d_model, max_len)
         sizes = (d_model, num_heads, self.causal, max_len)
-        shared = () if position.shared is None else (position.shared(*sizes),)
-        self.blocks = nn.ModuleList(
-            _Block(position.attention(*sizes, *shared), d_model, mlp_ratio) for _ in range(num_layers)
-        )
+        shared = ()
+        if position.shared is not None:
+            with _own_stream(key, "shared"):
+                shared = (position.shared(*sizes),)
+        blocks = []
+        for index in range(num_layers):
+            plain = MultiheadSelfAttention(d_model, num_heads, causal=self.causal)
+            if position.attention is _plain_attention:
+                attention = plain
+            else:
+                with _own_stream(key, f"blocks.{index}.attn"):
+                    attention = position.attention(*sizes, *shared)
+                _copy_shared(plain, attention)
+            blocks.append(_Block(attention, d_model, mlp_ratio))
+        self.blocks = nn.ModuleList(blocks)
         self.norm = nn.LayerNorm(d_model)
         self.head = nn.Linear(d_model, num_outputs)
 

@@ -31,10 +31,17 @@ def per_token_loss(logits: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
 
 @dataclass
 class TrainResult:
-    """What :func:`train` returns: the loss of every step and the wall time in seconds."""
+    """What :func:`train` returns: the loss of every step and the wall time in seconds.
+
+    ``stopped_at`` is the step count after which ``stop`` returned ``True`` (``None`` if training
+    ran all its steps); ``checks`` holds ``(step, value)`` for every call of ``stop`` that
+    returned a number-like verdict (see :func:`train`).
+    """
 
     losses: list[float] = field(default_factory=list)
     seconds: float = 0.0
+    stopped_at: int | None = None
+    checks: list[tuple[int, float]] = field(default_factory=list)
 
     @property
     def seconds_per_step(self) -> float:
@@ -54,6 +61,8 @@ def train(
     grad_clip: float | None = 1.0,
     forward: Callable[[nn.Module, torch.Tensor], torch.Tensor] | None = None,
     progress: bool | str = False,
+    check_every: int | None = None,
+    stop: Callable[[nn.Module], tuple[bool, float]] | None = None,
 ) -> TrainResult:
     """Train ``model`` on fresh batches of ``task`` with AdamW and a per-token cross-entropy.
 
@@ -66,18 +75,27 @@ def train(
         seed: seeds the data generator (the model's initial weights are the caller's business).
         forward: optional ``(model, tokens) -> logits`` for models with another call signature.
         progress: ``True`` or a description string shows a tqdm progress bar.
+        check_every, stop: train to a criterion. After every ``check_every`` steps,
+            ``stop(model)`` is called with the model in eval mode and must return
+            ``(met, value)``; training ends as soon as ``met`` is true, so ``steps`` becomes a
+            maximum. The batches are the same as without checks, so a run stopped at step ``n``
+            equals a run of ``n`` steps. Both or neither must be given.
 
     Returns:
-        :class:`TrainResult` with one loss per step and the wall time.
+        :class:`TrainResult` with one loss per step, the wall time (checks included) and the checks.
 
     Raises:
-        ValueError: for non-positive sizes.
+        ValueError: for non-positive sizes, or only one of ``check_every`` and ``stop``.
     """
     import time
 
     from tqdm.auto import tqdm
 
     check_int("steps", steps, minimum=1)
+    if (check_every is None) != (stop is None):
+        raise ValueError("give both check_every and stop, or neither")
+    if check_every is not None:
+        check_int("check_every", check_every, minimum=1)
     generator = torch.Generator().manual_seed(seed)
     optimiser = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=weight_decay)
     call = forward or (lambda m, tokens: m(tokens))
@@ -90,7 +108,7 @@ def train(
         disable=not progress,
         leave=False,
     )
-    for _ in bar:
+    for step in bar:
         tokens, targets = task.sample(batch_size, seq_len, generator=generator)
         loss = per_token_loss(call(model, tokens), targets)
         optimiser.zero_grad(set_to_none=True)
@@ -99,6 +117,14 @@ def train(
             nn.utils.clip_grad_norm_(model.parameters(), grad_clip)
         optimiser.step()
         result.losses.append(loss.item())
+        if check_every is not None and (step + 1) % check_every == 0:
+            model.eval()
+            met, value = stop(model)
+            model.train()
+            result.checks.append((step + 1, float(value)))
+            if met:
+                result.stopped_at = step + 1
+                break
     result.seconds = time.perf_counter() - start
     model.eval()
     return result

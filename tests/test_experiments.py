@@ -141,3 +141,82 @@ def test_command_line_writes_results(tmp_path, monkeypatch, capsys):
     data = ex.load_results(out)
     assert data["config"]["methods"] == ["none"] and data["seeds"] == [4] and len(data["runs"]) == 1
     assert "wrote" in capsys.readouterr().out
+
+
+def test_train_to_a_criterion_stops_at_the_first_check_that_meets_it():
+    task = posviz.OffsetCopyTask(vocab_size=6, offset=1)
+    torch.manual_seed(0)
+    plain = posviz.train(TinyTransformer(6, d_model=16, num_heads=2, num_layers=1, causal=True, max_len=16), task, seq_len=8, steps=12, seed=4)
+    calls = []
+
+    def stop(model):
+        calls.append(model.training)
+        return len(calls) == 2, 0.5 * len(calls)
+
+    torch.manual_seed(0)
+    model = TinyTransformer(6, d_model=16, num_heads=2, num_layers=1, causal=True, max_len=16)
+    checked = posviz.train(model, task, seq_len=8, steps=12, seed=4, check_every=3, stop=stop)
+    assert checked.stopped_at == 6 and checked.checks == [(3, 0.5), (6, 1.0)]
+    assert calls == [False, False] and not model.training  # checked in eval mode, returned in eval mode
+    assert checked.losses == plain.losses[:6]  # the same batches as without checks
+    assert plain.stopped_at is None and plain.checks == []
+    with pytest.raises(ValueError, match="both"):
+        posviz.train(model, task, seq_len=8, steps=2, check_every=1)
+    with pytest.raises(ValueError, match="check_every"):
+        posviz.train(model, task, seq_len=8, steps=2, check_every=0, stop=stop)
+
+
+def test_run_one_records_fit_and_summaries_can_leave_unfit_runs_out():
+    easy = ex.TaskSpec("copy", train_len=6, steps=9, check_every=3, fit_accuracy=0.01, eval_factors=(1, 2), eval_samples=8, vocab_size=5, offset=1)
+    hard = ex.TaskSpec("copy", train_len=6, steps=4, check_every=3, fit_accuracy=1.0, eval_factors=(1, 2), eval_samples=8, vocab_size=5, offset=1)
+    record, model = ex.run_one("none", easy, 0, TINY)
+    assert record["fit"] and record["steps"] == 3 and len(record["fit_checks"]) == 1
+    assert record["fit_checks"][0][0] == 3 and record["fit_value"] == record["fit_checks"][0][1] >= 0.01
+    # the recorded value is the token accuracy on the check sequences
+    again = ex.evaluate(model, ex.make_tasks(easy)[0], seq_len=6, num_samples=easy.check_samples, seed=ex.CHECK_SEED)
+    assert again["token_accuracy"] == pytest.approx(record["fit_value"])
+    unfit, _ = ex.run_one("none", hard, 0, TINY)
+    assert not unfit["fit"] and unfit["steps"] == 4 and len(unfit["fit_checks"]) == 1
+    assert unfit["fit_value"] < 1.0
+    runs = [record, unfit]
+    assert ex.fit_counts(runs) == {("copy", "none"): (1, 2)}
+    assert ex.summarize(runs, "token_accuracy")[("copy", "none", 6, 0)]["n"] == 2
+    only = ex.summarize(runs, "token_accuracy", fitted_only=True)[("copy", "none", 6, 0)]
+    assert only["n"] == 1 and only["mean"] == record["evals"][0]["token_accuracy"]
+    assert ex.summarize([unfit], "token_accuracy", fitted_only=True) == {}
+    old = {k: v for k, v in record.items() if k != "fit"}
+    with pytest.raises(ValueError, match="fit status"):
+        ex.summarize([old], "loss", fitted_only=True)
+
+
+def test_fit_criteria_of_the_presets():
+    for config in (ex.FULL, ex.SMALL):
+        for spec in config.tasks:
+            assert spec.check_every is not None and spec.steps >= 4 * spec.check_every
+    copy, lm = ex.FULL.tasks
+    assert copy.fit_criterion == "token accuracy at L=32 >= 0.95"
+    assert lm.fit_criterion.startswith(f"loss at L=64 <= {lm.fit_loss:g} nats")
+    with pytest.raises(ValueError, match="fit_accuracy"):
+        ex.TaskSpec("copy", train_len=8, steps=1, fit_accuracy=1.5)
+    with pytest.raises(ValueError, match="check_every"):
+        ex.TaskSpec("copy", train_len=8, steps=1, check_every=0)
+
+
+def test_merge_parts_with_different_tasks_and_seeds_and_incremental_saves(tmp_path):
+    lm = ex.TaskSpec("charlm", train_len=6, steps=3, eval_factors=(1,), eval_samples=4, check_samples=4)
+    config = ex.ShowdownConfig(name="two", methods=("none",), seeds=(0,), d_model=16, num_heads=2, num_layers=1,
+                               tasks=(TINY.tasks[0], lm))
+    path = tmp_path / "part.json"
+    first = ex.run_showdown(ex.ShowdownConfig(**{**config.__dict__, "tasks": (TINY.tasks[0],)}), progress=False, save_to=path)
+    saved = ex.load_results(path)
+    assert saved["complete"] and len(saved["runs"]) == 1 and saved["cpu_seconds"] > 0
+    second = ex.run_showdown(ex.ShowdownConfig(**{**config.__dict__, "tasks": (lm,), "seeds": (1, 2)}), progress=False)
+    merged = ex.merge_results(json.loads(json.dumps(second)), json.loads(json.dumps(first)))
+    assert [s["name"] for s in merged["config"]["tasks"]] == ["copy", "charlm"]
+    assert merged["seeds"] == merged["config"]["seeds"] == [0, 1, 2]
+    assert sorted((r["task"], r["seed"]) for r in merged["runs"]) == [("charlm", 1), ("charlm", 2), ("copy", 0)]
+    assert [p["tasks"] for p in merged["parts"]] == [["charlm"], ["copy"]]
+    changed = json.loads(json.dumps(second))
+    changed["config"]["tasks"][0]["steps"] = 4
+    with pytest.raises(ValueError, match="other settings"):
+        ex.merge_results(changed, json.loads(json.dumps(second | {"runs": []})))

@@ -121,3 +121,51 @@ def test_order_task_needs_position():
         scores[method] = posviz.evaluate(model, task, seq_len=10)["sequence_accuracy"]
     assert abs(scores["none"] - 0.5) < 0.1  # permutation-invariant at [CLS]: chance
     assert scores["sinusoidal"] > 0.9
+
+
+def _build(method, seed):
+    torch.manual_seed(seed)
+    model = TinyTransformer(11, d_model=16, num_heads=2, num_layers=2, position=method, max_len=24, causal=True)
+    return model, torch.random.get_rng_state()
+
+
+@pytest.mark.parametrize("method", sorted(posviz.POSITION_METHODS))
+def test_initial_weights_are_paired_across_position_methods(method):
+    """Same seed, another position method: every shared parameter (same name and shape) is equal."""
+    reference, reference_state = _build("none", 5)
+    model, state = _build(method, 5)
+    ref = dict(reference.named_parameters())
+    own = dict(model.named_parameters())
+    shared = [name for name in own if name in ref and ref[name].shape == own[name].shape]
+    # embedding, both blocks' attention projections, norms, MLPs, final norm and head
+    assert len(shared) == len(ref) == 1 + 12 * 2 + 4
+    for name in shared:
+        assert torch.equal(own[name], ref[name]), f"{method}: {name} differs from the 'none' model"
+    assert torch.equal(state, reference_state)  # the caller's stream is left where 'none' leaves it
+    extra = sorted(set(own) - set(ref))
+    # method-specific parameters are reproducible for a seed and change with the seed
+    again, _ = _build(method, 5)
+    other, _ = _build(method, 6)
+    for name in extra:
+        assert torch.equal(dict(again.named_parameters())[name], own[name])
+        assert not torch.equal(dict(other.named_parameters())[name], own[name]), name
+    for name in shared:
+        assert not torch.equal(dict(other.named_parameters())[name], own[name]) or own[name].unique().numel() == 1
+
+
+def test_pairing_holds_between_any_two_methods_and_for_a_custom_shaw():
+    methods = sorted(posviz.POSITION_METHODS)
+    models = {m: dict(_build(m, 2)[0].named_parameters()) for m in methods}
+    torch.manual_seed(2)
+    custom = dict(
+        TinyTransformer(11, d_model=16, num_heads=2, num_layers=2, position=posviz.shaw_method(3), max_len=24, causal=True)
+        .named_parameters()
+    )
+    models["shaw_k3"] = custom
+    for a in models:
+        for b in models:
+            for name, value in models[a].items():
+                if name in models[b] and models[b][name].shape == value.shape:
+                    assert torch.equal(value, models[b][name]), (a, b, name)
+    # Shaw tables of two layers come from different streams
+    assert not torch.equal(custom["blocks.0.attn.rel_keys"], custom["blocks.1.attn.rel_keys"])
