@@ -433,6 +433,31 @@ def _versions() -> dict[str, str]:
     }
 
 
+def _provenance(start: float, cpu_start: float) -> dict:
+    """Versions, date (UTC), platform, torch threads, wall and CPU seconds since ``start``/``cpu_start``
+    (``time.perf_counter()`` / ``time.process_time()``): what every stored result carries."""
+    return {
+        "versions": _versions(),
+        "date": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        "platform": platform.platform(),
+        "torch_threads": torch.get_num_threads(),
+        "seconds": time.perf_counter() - start,
+        "cpu_seconds": time.process_time() - cpu_start,
+    }
+
+
+def seed_stats(values: Sequence[float]) -> dict[str, float]:
+    """Mean, sample std (0 for one value), min, max and count ``n`` of one cell's values over seeds."""
+    arr = np.asarray(values, dtype=np.float64)
+    return {
+        "mean": float(arr.mean()),
+        "std": float(arr.std(ddof=1)) if len(arr) > 1 else 0.0,
+        "min": float(arr.min()),
+        "max": float(arr.max()),
+        "n": len(arr),
+    }
+
+
 def run_showdown(
     config: ShowdownConfig,
     *,
@@ -472,12 +497,7 @@ def run_showdown(
         return {
             "config": config.to_dict(),
             "seeds": list(config.seeds),
-            "versions": _versions(),
-            "date": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
-            "platform": platform.platform(),
-            "torch_threads": torch.get_num_threads(),
-            "seconds": time.perf_counter() - start,
-            "cpu_seconds": time.process_time() - cpu_start,
+            **_provenance(start, cpu_start),
             "complete": complete,
             "runs": records,
         }
@@ -616,17 +636,7 @@ def summarize(
         for point in record["evals"]:
             key = (record["task"], record["method"], int(point["length"]), int(point["shift"]))
             groups.setdefault(key, []).append(float(point[metric]))
-    out = {}
-    for key, values in groups.items():
-        arr = np.asarray(values)
-        out[key] = {
-            "mean": float(arr.mean()),
-            "std": float(arr.std(ddof=1)) if len(arr) > 1 else 0.0,
-            "min": float(arr.min()),
-            "max": float(arr.max()),
-            "n": len(arr),
-        }
-    return out
+    return {key: seed_stats(values) for key, values in groups.items()}
 
 
 def plot_metric_vs_length(

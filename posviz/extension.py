@@ -38,8 +38,6 @@ from __future__ import annotations
 import argparse
 import copy
 import dataclasses
-import datetime as _dt
-import platform
 import sys
 import time
 from collections.abc import Sequence
@@ -55,13 +53,14 @@ from .context import CONTEXT_METHODS, scaled_rope_frequencies, set_rope_frequenc
 from .experiments import (
     ShowdownConfig,
     TaskSpec,
-    _versions,
+    _provenance,
     build_model,
     load_corpus,
     load_results,
     make_tasks,
     results_dir,
     save_results,
+    seed_stats,
 )
 from .tasks import Task
 from .training import train
@@ -375,12 +374,7 @@ def run_extension(config: ExtensionConfig, *, progress: bool = False) -> dict:
     return {
         "config": dataclasses.asdict(config),
         "seeds": list(config.seeds),
-        "versions": _versions(),
-        "date": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
-        "platform": platform.platform(),
-        "torch_threads": torch.get_num_threads(),
-        "seconds": time.perf_counter() - start,
-        "cpu_seconds": time.process_time() - cpu_start,
+        **_provenance(start, cpu_start),
         "base": base_records,
         "runs": runs,
     }
@@ -445,17 +439,7 @@ def summarize_extension(results: dict, key: str = "loss") -> dict[tuple[str, int
             groups.setdefault((run["method"], int(run["factor"]), bool(run["finetuned"])), []).append(
                 run[key]
             )
-    out = {}
-    for k, values in groups.items():
-        arr = np.asarray(values, dtype=np.float64)
-        out[k] = {
-            "mean": float(arr.mean()),
-            "std": float(arr.std(ddof=1)) if len(arr) > 1 else 0.0,
-            "min": float(arr.min()),
-            "max": float(arr.max()),
-            "n": len(arr),
-        }
-    return out
+    return {k: seed_stats(values) for k, values in groups.items()}
 
 
 def plot_position_loss(
