@@ -78,21 +78,21 @@ def _grade(title: _Text, section: _Text, run: Callable[[], None]) -> bool:
     try:
         run()
     except _NotAttempted:
-        _say(_Text(f"⏳ {title.ko}: 아직 풀지 않았습니다. `raise NotImplementedError`를 지우고 함수를 완성한 뒤 다시 실행하세요.",
-                   f"⏳ {title.en}: not attempted yet. Replace `raise NotImplementedError` with your code and run the cell again."))
+        _say(_Text(f"○ {title.ko}: 아직 풀지 않았습니다. `raise NotImplementedError`를 지우고 함수를 완성한 뒤 다시 실행하세요.",
+                   f"○ {title.en}: not attempted yet. Replace `raise NotImplementedError` with your code and run the cell again."))
         return False
     except _Failed as failure:
         hint = failure.hint or section
-        _say(_Text(f"❌ {title.ko}: {failure.what.ko}", f"❌ {title.en}: {failure.what.en}"))
+        _say(_Text(f"✗ {title.ko}: {failure.what.ko}", f"✗ {title.en}: {failure.what.en}"))
         if failure.detail:
             print("   " + failure.detail.replace("\n", "\n   "))
         _say(_Text(f"   힌트: {hint.ko}", f"   Hint: {hint.en}"))
         return False
     except Exception as error:  # a bug in the comparison must not break "Run All" either
-        _say(_Text(f"❌ {title.ko}: 결과를 검사하지 못했습니다 ({type(error).__name__}: {error}).",
-                   f"❌ {title.en}: could not check the result ({type(error).__name__}: {error})."))
+        _say(_Text(f"✗ {title.ko}: 결과를 검사하지 못했습니다 ({type(error).__name__}: {error}).",
+                   f"✗ {title.en}: could not check the result ({type(error).__name__}: {error})."))
         return False
-    _say(_Text(f"✅ {title.ko}: 모든 검사를 통과했습니다.", f"✅ {title.en}: all checks passed."))
+    _say(_Text(f"✓ {title.ko}: 모든 검사를 통과했습니다.", f"✓ {title.en}: all checks passed."))
     return True
 
 

@@ -195,7 +195,7 @@ def test_right_answers_pass(checker, answers, capsys):
 def test_every_classic_mistake_is_rejected(checker, mistake, capsys):
     assert checker(mistake) is False
     out = capsys.readouterr().out
-    assert "❌" in out and "Hint:" in out
+    assert "✗" in out and "Hint:" in out
 
 
 @pytest.mark.parametrize(

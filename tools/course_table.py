@@ -102,7 +102,7 @@ COURSE: tuple[Entry, ...] = (
         "문맥 확장",
         "Context extension (PI, NTK, YaRN, Llama 3)",
         ("05 노트북(회전 위치 임베딩)", "notebook 05 (rotary position embedding)"),
-        ("읽기 약 40분, 실행 1분 미만(CPU)", "about 40 minutes to read, under a minute to run (CPU)"),
+        ("읽기 약 40분, 실행 1분 안팎(2코어 CPU)", "about 40 minutes to read, about a minute to run (2-core CPU)"),
     ),
     _entry(
         "06_showdown.ipynb",
@@ -122,7 +122,7 @@ COURSE: tuple[Entry, ...] = (
         "실제 모델 속 RoPE",
         "RoPE in a real pretrained model",
         ("05 노트북(회전 위치 임베딩)", "notebook 05 (rotary position embedding)"),
-        ("읽기 약 40분, 실행 1분 미만(CPU)", "about 40 minutes to read, under a minute to run (CPU)"),
+        ("읽기 약 40분, 실행 약 1–3분(2코어 CPU, 모델 불러오기 포함)", "about 40 minutes to read, 1–3 minutes to run (2-core CPU, loading included)"),
     ),
 )
 
