@@ -164,11 +164,17 @@ def smollm2_gguf_path() -> Path:
 
 def _require(module: str):
     try:
-        return importlib.import_module(module)
+        imported = importlib.import_module(module)
     except ImportError as error:
         raise ImportError(
             f"{module} is needed to load the pretrained model. Install what notebook 07 needs with:  {SMOLLM2_INSTALL}"
         ) from error
+    if module == "transformers" and not imported.is_torch_available():
+        raise ImportError(
+            f"transformers {imported.__version__} needs torch >= 2.6 for its models (found {torch.__version__}); "
+            "notebook 07 needs it too: pip install 'torch>=2.6'"
+        )
+    return imported
 
 
 _HF_NAMES = {

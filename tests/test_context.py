@@ -5,6 +5,7 @@ import math
 import numpy as np
 import pytest
 import torch
+from hf import transformers_with_torch
 
 import posviz
 from posviz import (
@@ -270,7 +271,7 @@ def test_set_rope_frequencies_on_a_model():
 
 
 def _hf(rope_type, d, base, L0, *, factor=None, max_pos=None, seq_len=None, **extra):
-    transformers = pytest.importorskip("transformers")
+    transformers = transformers_with_torch()
     from transformers.modeling_rope_utils import ROPE_INIT_FUNCTIONS
 
     params = {"rope_type": rope_type, "rope_theta": base, **extra}

@@ -5,6 +5,7 @@ import math
 import numpy as np
 import pytest
 import torch
+from hf import transformers_with_torch
 
 import posviz
 from posviz import (
@@ -85,7 +86,7 @@ def test_buckets_match_hugging_face_t5(bidirectional, num_buckets, max_distance)
         pytest.skip("bidirectional needs >= 4 buckets (test_bucket_errors)")
     if max_distance <= (num_buckets // 2 if bidirectional else num_buckets) // 2:
         pytest.skip("max_distance within the exact range raises ValueError here (test_bucket_errors)")
-    modeling_t5 = pytest.importorskip("transformers.models.t5.modeling_t5", reason="pip install '.[test]'")
+    modeling_t5 = transformers_with_torch("transformers.models.t5.modeling_t5")
     r = torch.arange(-2 * max_distance - 40, 2 * max_distance + 41)[None, :] + torch.arange(3)[:, None]
     oracle = modeling_t5.T5Attention._relative_position_bucket(
         r, bidirectional=bidirectional, num_buckets=num_buckets, max_distance=max_distance
@@ -97,7 +98,7 @@ def test_buckets_match_hugging_face_t5(bidirectional, num_buckets, max_distance)
 @pytest.mark.parametrize("causal", [False, True])
 def test_bias_matches_hugging_face_compute_bias(causal):
     """Same table, same (heads, query, key) layout and sign as T5Attention.compute_bias (encoder and decoder)."""
-    transformers = pytest.importorskip("transformers", reason="pip install '.[test]'")
+    transformers = transformers_with_torch()
     from transformers.models.t5.modeling_t5 import T5Attention
 
     config = transformers.T5Config(
