@@ -4,7 +4,7 @@ The notebooks write each idea out first; this package holds the tested versions 
 checked against, plus the plotting and training helpers that keep notebook cells short.
 """
 
-__version__ = "0.1.0"
+from ._version import __version__
 
 from . import exercises
 from .alibi import ALiBiMultiheadAttention, alibi_bias, alibi_slopes
@@ -37,6 +37,7 @@ from .recurrence import (
     rnn_forward,
     set_spectral_radius,
 )
+from .results import paired_stats, provenance, seed_stats
 from .relative import (
     DEFAULT_MAX_RELATIVE_POSITION,
     RelativeMultiheadAttention,
@@ -132,6 +133,10 @@ __all__ = [
     "alibi_slopes",
     "alibi_bias",
     "ALiBiMultiheadAttention",
+    # stored results
+    "paired_stats",
+    "provenance",
+    "seed_stats",
     # tasks and training
     "IGNORE",
     "Task",
