@@ -4,22 +4,15 @@ The notebooks write each idea out first; this package holds the tested versions 
 checked against, plus the plotting and training helpers that keep notebook cells short.
 """
 
-from ._version import __version__
-
 from . import exercises
+from ._version import __version__
 from .alibi import ALiBiMultiheadAttention, alibi_bias, alibi_slopes
 from .analysis import PCAResult, pca, plot_position_pca
 from .attention import MultiheadSelfAttention, causal_mask, scaled_dot_product_attention
-from .context import (
-    CONTEXT_METHODS,
-    scaled_rope_frequencies,
-    set_rope_frequencies,
-    yarn_attention_factor,
-    yarn_correction_range,
-)
 from .data import data_dir, load_minilm_position_embeddings, load_sentences, tokenize
 from .encodings import LearnedPositionalEmbedding, SinusoidalPositionalEncoding, sinusoidal_encoding
-from .models import POSITION_METHODS, PositionMethod, TinyTransformer, register_position_method
+from .methods import POSITION_METHODS, PositionMethod, register_position_method, shaw_method, t5_method
+from .models import TinyTransformer
 from .plots import (
     offset_similarity,
     plot_dimension_waves,
@@ -37,14 +30,13 @@ from .recurrence import (
     rnn_forward,
     set_spectral_radius,
 )
-from .results import paired_stats, provenance, seed_stats
 from .relative import (
     DEFAULT_MAX_RELATIVE_POSITION,
     RelativeMultiheadAttention,
     relative_attention,
     relative_position_index,
-    shaw_method,
 )
+from .results import paired_stats, provenance, seed_stats
 from .rope import (
     ROPE_LAYOUTS,
     RotaryEmbedding,
@@ -52,11 +44,18 @@ from .rope import (
     apply_rope,
     half_to_interleaved,
     interleaved_to_half,
-    ntk_scaled_base,
     rope_angles,
     rope_decay_bound,
     rope_frequencies,
     rope_rotation_matrix,
+)
+from .rope_scaling import (
+    CONTEXT_RULES,
+    ntk_scaled_base,
+    scaled_rope_frequencies,
+    set_rope_frequencies,
+    yarn_attention_factor,
+    yarn_correction_range,
 )
 from .style import get_language, seed_everything, set_language, setup, t, use_korean_font
 from .t5 import (
@@ -64,7 +63,6 @@ from .t5 import (
     T5_NUM_BUCKETS,
     T5MultiheadAttention,
     T5RelativePositionBias,
-    t5_method,
     t5_relative_position_bucket,
 )
 from .tasks import IGNORE, CharLMTask, FirstTokenTask, OffsetCopyTask, OrderTask, Task
@@ -121,10 +119,10 @@ __all__ = [
     "half_to_interleaved",
     "RotaryEmbedding",
     "RotaryMultiheadAttention",
-    "ntk_scaled_base",
     "rope_decay_bound",
-    # context extension (notebook 05b)
-    "CONTEXT_METHODS",
+    # context extension: RoPE scaling rules (notebook 05b)
+    "CONTEXT_RULES",
+    "ntk_scaled_base",
     "scaled_rope_frequencies",
     "set_rope_frequencies",
     "yarn_correction_range",

@@ -29,3 +29,11 @@ def check_choice(name: str, value: object, choices: tuple[str, ...]) -> str:
     if value not in choices:
         raise ValueError(f"{name} must be one of {choices}, got {value!r}")
     return value  # type: ignore[return-value]
+
+
+def check_head_dim(head_dim: object, name: str = "head_dim") -> int:
+    """Return an even ``head_dim >= 2`` as ``int`` (RoPE rotates pairs of dimensions)."""
+    head_dim = check_int(name, head_dim, minimum=2)
+    if head_dim % 2:
+        raise ValueError(f"{name} must be even (RoPE rotates pairs of dimensions), got {head_dim}")
+    return head_dim

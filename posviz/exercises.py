@@ -31,7 +31,8 @@ import torch
 from .alibi import alibi_slopes
 from .encodings import sinusoidal_encoding
 from .relative import relative_position_index
-from .rope import apply_rope, ntk_scaled_base
+from .rope import apply_rope
+from .rope_scaling import ntk_scaled_base
 from .style import get_language
 
 __all__ = [

@@ -2,8 +2,9 @@
 
 One causal :class:`~posviz.models.TinyTransformer` with RoPE per seed is trained on the character
 task of notebook 06 (:class:`~posviz.tasks.CharLMTask`, Genesis KJV) at ``train_len`` tokens,
-exactly as :func:`posviz.experiments.run_one` trains its ``"rope"`` runs (same seeding, so the
-plain model is 06's). Then, for every target factor ``s`` and every rule of
+with the showdown's model builder and seeding (:func:`posviz.showdown.build_model`, the same
+``torch.manual_seed(seed)`` before it), for a fixed number of steps. Then, for every target
+factor ``s`` and every rule of
 :func:`posviz.scaled_rope_frequencies` (``original_context = train_len``):
 
 * **no fine-tuning**: the trained weights with the rule's frequencies, evaluated at ``s · train_len``;
@@ -49,20 +50,19 @@ import torch
 import torch.nn.functional as F
 
 from ._checks import check_int, check_positive_float
-from .context import CONTEXT_METHODS, scaled_rope_frequencies, set_rope_frequencies
-from .experiments import (
-    ShowdownConfig,
-    TaskSpec,
-    _provenance,
-    build_model,
-    load_corpus,
+from .results import (
     load_results,
-    make_tasks,
+    part_info,
+    plot_band,
+    provenance,
+    require_same_config,
     results_dir,
     save_results,
     seed_stats,
 )
-from .tasks import Task
+from .rope_scaling import CONTEXT_RULES, scaled_rope_frequencies, set_rope_frequencies
+from .showdown import build_model
+from .tasks import Task, TaskSpec, load_corpus, make_tasks
 from .training import train
 
 __all__ = [
@@ -70,6 +70,7 @@ __all__ = [
     "EXTENSION_FULL",
     "EXTENSION_SMALL",
     "ExtensionConfig",
+    "load_extension_results",
     "merge_extension_results",
     "plot_position_loss",
     "position_losses",
@@ -94,7 +95,7 @@ class ExtensionConfig:
 
     Attributes:
         name: results file name (``data/results/<name>.json``).
-        methods: rules of :func:`posviz.scaled_rope_frequencies`.
+        rules: rules of :func:`posviz.scaled_rope_frequencies`.
         seeds: one base model per seed (initial weights, training and fine-tuning data follow it).
         train_len, steps, batch_size, lr: the base training (the ``"charlm"`` task of notebook 06).
         factors: target lengths as multiples of ``train_len``.
@@ -106,7 +107,7 @@ class ExtensionConfig:
     """
 
     name: str
-    methods: tuple[str, ...] = ("none", "linear", "ntk", "dynamic", "yarn", "llama3")
+    rules: tuple[str, ...] = CONTEXT_RULES
     seeds: tuple[int, ...] = (0, 1, 2)
     train_len: int = 64
     steps: int = 800
@@ -122,11 +123,11 @@ class ExtensionConfig:
     num_layers: int = 2
 
     def __post_init__(self) -> None:
-        if not self.methods or not self.seeds or not self.factors:
-            raise ValueError("methods, seeds and factors must all be non-empty")
-        for method in self.methods:
-            if method not in CONTEXT_METHODS:
-                raise ValueError(f"unknown rule {method!r}; choose from {CONTEXT_METHODS}")
+        if not self.rules or not self.seeds or not self.factors:
+            raise ValueError("rules, seeds and factors must all be non-empty")
+        for rule in self.rules:
+            if rule not in CONTEXT_RULES:
+                raise ValueError(f"unknown rule {rule!r}; choose from {CONTEXT_RULES}")
         for factor in self.factors:
             check_int("factor", factor, minimum=2)
         for seed in self.seeds:
@@ -146,7 +147,7 @@ class ExtensionConfig:
         return max(1, round(self.finetune_fraction * self.steps))
 
     def task_spec(self) -> TaskSpec:
-        """The :class:`~posviz.experiments.TaskSpec` of the base training."""
+        """The :class:`~posviz.tasks.TaskSpec` of the base training."""
         return TaskSpec(
             "charlm",
             train_len=self.train_len,
@@ -157,18 +158,6 @@ class ExtensionConfig:
             eval_samples=self.eval_samples,
         )
 
-    def showdown_config(self) -> ShowdownConfig:
-        """The model size as a :class:`~posviz.experiments.ShowdownConfig` (for ``build_model``)."""
-        return ShowdownConfig(
-            name=self.name,
-            methods=("rope",),
-            seeds=self.seeds,
-            tasks=(self.task_spec(),),
-            d_model=self.d_model,
-            num_heads=self.num_heads,
-            num_layers=self.num_layers,
-        )
-
 
 #: What ``python -m posviz.extension --preset full`` runs (about 11 CPU-minutes in all, one thread).
 EXTENSION_FULL = ExtensionConfig(name="context_extension_full")
@@ -176,7 +165,7 @@ EXTENSION_FULL = ExtensionConfig(name="context_extension_full")
 #: The live version of notebook 05b (well under a minute on 2 cores).
 EXTENSION_SMALL = ExtensionConfig(
     name="context_extension_small",
-    methods=("none", "linear", "ntk", "yarn"),
+    rules=("none", "linear", "ntk", "yarn"),
     train_len=32,
     steps=300,
     factors=(4,),
@@ -188,11 +177,11 @@ EXTENSION_SMALL = ExtensionConfig(
 PRESETS = {"small": EXTENSION_SMALL, "full": EXTENSION_FULL}
 
 
-def _rule(method: str, factor: int, train_len: int, seq_len: int) -> dict:
+def _settings(rule: str, factor: int, train_len: int, seq_len: int) -> dict:
     """Keywords of :func:`scaled_rope_frequencies` for one rule at target factor ``factor``."""
-    if method == "dynamic":
-        return {"method": "dynamic", "factor": 1.0, "original_context": train_len, "seq_len": seq_len}
-    return {"method": method, "factor": float(factor), "original_context": train_len}
+    if rule == "dynamic":
+        return {"rule": "dynamic", "factor": 1.0, "original_context": train_len, "seq_len": seq_len}
+    return {"rule": rule, "factor": float(factor), "original_context": train_len}
 
 
 @torch.no_grad()
@@ -201,7 +190,7 @@ def position_losses(
     task: Task,
     *,
     seq_len: int,
-    method: str = "none",
+    rule: str = "none",
     factor: float = 1.0,
     train_len: int,
     num_samples: int = 128,
@@ -217,7 +206,7 @@ def position_losses(
         model: a causal :class:`~posviz.models.TinyTransformer` with ``position="rope"``.
         task: a per-token task whose every position is scored (:class:`~posviz.tasks.CharLMTask`).
         seq_len: evaluation length in tokens.
-        method, factor: the rule and its extension factor ``s``.
+        rule, factor: the rule and its extension factor ``s``.
         train_len: the training length ``L₀``.
         num_samples, seed: held-out sequences (one batch) and their generator's seed.
 
@@ -231,21 +220,20 @@ def position_losses(
     tokens, targets = task.sample(num_samples, seq_len, generator=generator)
     was_training = model.training
     model.eval()
-    ends = range(train_len, seq_len + train_len, train_len) if method == "dynamic" else [seq_len]
+    ends = range(train_len, seq_len + train_len, train_len) if rule == "dynamic" else [seq_len]
     losses = torch.empty(num_samples, seq_len, dtype=torch.float64)
     start = 0
     try:
         for end in ends:
             end = min(end, seq_len)
-            rule = _rule(method, factor, train_len, end)
-            if set_rope_frequencies(model, **rule) == 0:
+            if set_rope_frequencies(model, **_settings(rule, factor, train_len, end)) == 0:
                 raise ValueError("model has no RotaryEmbedding (use position='rope')")
             logits = model(tokens[:, :end])[:, start:end]
             part = F.cross_entropy(logits.transpose(1, 2), targets[:, start:end], reduction="none")
             losses[:, start:end] = part.double()
             start = end
     finally:
-        set_rope_frequencies(model, method="none")
+        set_rope_frequencies(model, rule="none")
         model.train(was_training)
     return losses.mean(0).numpy()
 
@@ -254,10 +242,10 @@ def _binned(curve: np.ndarray, width: int) -> list[float]:
     return [float(v) for v in curve.reshape(-1, width).mean(1)]
 
 
-def _finetune(base, train_task, method, factor, seed, config: ExtensionConfig):
+def _finetune(base, train_task, rule, factor, seed, config: ExtensionConfig):
     model = copy.deepcopy(base)
     length = factor * config.train_len
-    set_rope_frequencies(model, **_rule(method, factor, config.train_len, length))
+    set_rope_frequencies(model, **_settings(rule, factor, config.train_len, length))
     batch = max(1, round(config.batch_size / factor))  # same tokens per step as the base training
     result = train(
         model,
@@ -268,7 +256,7 @@ def _finetune(base, train_task, method, factor, seed, config: ExtensionConfig):
         lr=config.finetune_lr,
         seed=10_000 + 100 * seed + factor,  # the same fine-tuning data for every rule
     )
-    set_rope_frequencies(model, method="none")
+    set_rope_frequencies(model, rule="none")
     return model, result
 
 
@@ -278,7 +266,7 @@ def run_extension(config: ExtensionConfig, *, progress: bool = False) -> dict:
     Returns:
         ``{"config", "seeds", "versions", "date", "platform", "torch_threads", "seconds", "cpu_seconds",
         "base", "runs"}`` (``seconds``: wall time; ``cpu_seconds``: CPU time of the process). ``base``: one record per seed (``seed``, ``final_loss``, ``seconds``, ``loss_at_train_len``).
-        ``runs``: one record per (seed, rule, factor, fine-tuned or not) with ``seed``, ``method``,
+        ``runs``: one record per (seed, rule, factor, fine-tuned or not) with ``seed``, ``rule``,
         ``factor``, ``length`` (tokens), ``finetuned`` (bool), ``attention_factor``, ``loss``
         (mean over positions, nats), ``curve`` (per-position loss averaged over bins of
         ``curve_bin`` positions), ``loss_at_train_len`` (the same rule evaluated at
@@ -288,37 +276,23 @@ def run_extension(config: ExtensionConfig, *, progress: bool = False) -> dict:
     start, cpu_start = time.perf_counter(), time.process_time()
     spec = config.task_spec()
     train_task, eval_task = make_tasks(spec, load_corpus())
-    showdown = config.showdown_config()
     L = config.train_len
     base_records, runs = [], []
 
-    def record(model, seed, method, factor, finetuned, extra=None):
+    def record(model, seed, rule, factor, finetuned, extra=None):
         length = factor * L
-        curve = position_losses(
-            model,
-            eval_task,
-            seq_len=length,
-            method=method,
-            factor=factor,
-            train_len=L,
-            num_samples=config.eval_samples,
-        )
-        short = position_losses(
-            model,
-            eval_task,
-            seq_len=L,
-            method=method,
-            factor=factor,
-            train_len=L,
-            num_samples=config.eval_samples,
-        )
-        _, att = scaled_rope_frequencies(
-            showdown.d_model // showdown.num_heads, **_rule(method, factor, L, length)
-        )
+
+        def losses_at(seq_len: int) -> np.ndarray:
+            return position_losses(
+                model, eval_task, seq_len=seq_len, rule=rule, factor=factor, train_len=L, num_samples=config.eval_samples
+            )
+
+        curve, short = losses_at(length), losses_at(L)
+        _, att = scaled_rope_frequencies(config.d_model // config.num_heads, **_settings(rule, factor, L, length))
         runs.append(
             {
                 "seed": seed,
-                "method": method,
+                "rule": rule,
                 "factor": factor,
                 "length": length,
                 "finetuned": finetuned,
@@ -331,8 +305,8 @@ def run_extension(config: ExtensionConfig, *, progress: bool = False) -> dict:
         )
 
     for seed in config.seeds:
-        torch.manual_seed(seed)  # as posviz.experiments.run_one
-        base = build_model("rope", spec, showdown, train_task.vocab_size)
+        torch.manual_seed(seed)  # as posviz.showdown.run_one
+        base = build_model("rope", spec, config, train_task.vocab_size)
         result = train(
             base,
             train_task,
@@ -354,30 +328,49 @@ def run_extension(config: ExtensionConfig, *, progress: bool = False) -> dict:
             }
         )
         for factor in config.factors:
-            for method in config.methods:
-                record(base, seed, method, factor, False)
-                tuned, ft = _finetune(base, train_task, method, factor, seed, config)
+            for rule in config.rules:
+                record(base, seed, rule, factor, False)
+                tuned, ft = _finetune(base, train_task, rule, factor, seed, config)
                 tail = np.asarray(ft.losses)[-max(1, len(ft.losses) // 10) :]
                 record(
                     tuned,
                     seed,
-                    method,
+                    rule,
                     factor,
                     True,
                     {"finetune_loss": float(tail.mean()), "finetune_seconds": ft.seconds},
                 )
                 if progress:
                     print(
-                        f"seed {seed} s={factor} {method}: {runs[-2]['loss']:.3f} -> {runs[-1]['loss']:.3f}",
+                        f"seed {seed} s={factor} {rule}: {runs[-2]['loss']:.3f} -> {runs[-1]['loss']:.3f}",
                         flush=True,
                     )
     return {
         "config": dataclasses.asdict(config),
         "seeds": list(config.seeds),
-        **_provenance(start, cpu_start),
+        **provenance(start, cpu_start),
         "base": base_records,
         "runs": runs,
     }
+
+
+def load_extension_results(path: str | Path) -> dict:
+    """Read a results file of :func:`run_extension` (or :func:`merge_extension_results`).
+
+    Files that name the rule with the older keys (``config["methods"]``, ``run["method"]``) are read
+    with the current ones.
+
+    Raises:
+        FileNotFoundError, ValueError: as :func:`posviz.results.load_results`.
+    """
+    data = load_results(path, required=("config", "runs"))
+    config = data["config"]
+    if "methods" in config and "rules" not in config:
+        config["rules"] = config.pop("methods")
+    for run in data["runs"]:
+        if "method" in run and "rule" not in run:
+            run["rule"] = run.pop("method")
+    return data
 
 
 def merge_extension_results(*parts: dict) -> dict:
@@ -390,26 +383,12 @@ def merge_extension_results(*parts: dict) -> dict:
     Raises:
         ValueError: if no part is given, if the configurations differ, or if a seed appears twice.
     """
-    if not parts:
-        raise ValueError("merge_extension_results needs at least one results dict")
-
-    def core(part):
-        return {k: v for k, v in part["config"].items() if k != "seeds"}
-
-    for part in parts[1:]:
-        if core(part) != core(parts[0]):
-            raise ValueError("cannot merge results whose configurations differ (other than seeds)")
+    require_same_config(parts, ignore=("seeds",), what="context-extension results")
     seeds = [seed for part in parts for seed in part["seeds"]]
     if len(set(seeds)) != len(seeds):
         raise ValueError(f"a seed appears in more than one part: {sorted(seeds)}")
     seeds = sorted(seeds)
-    info = [
-        {
-            k: part.get(k)
-            for k in ("seeds", "date", "versions", "platform", "torch_threads", "seconds", "cpu_seconds")
-        }
-        for part in parts
-    ]
+    info = [part_info(part) | {"seeds": part["seeds"]} for part in parts]
     return {
         "config": {**parts[0]["config"], "seeds": seeds},
         "seeds": seeds,
@@ -436,7 +415,7 @@ def summarize_extension(results: dict, key: str = "loss") -> dict[tuple[str, int
     groups: dict[tuple[str, int, bool], list[float]] = {}
     for run in results["runs"]:
         if key in run:
-            groups.setdefault((run["method"], int(run["factor"]), bool(run["finetuned"])), []).append(
+            groups.setdefault((run["rule"], int(run["factor"]), bool(run["finetuned"])), []).append(
                 run[key]
             )
     return {k: seed_stats(values) for k, values in groups.items()}
@@ -447,7 +426,7 @@ def plot_position_loss(
     factor: int,
     *,
     finetuned: bool,
-    methods: Sequence[str] | None = None,
+    rules: Sequence[str] | None = None,
     ax=None,
     ylim: tuple[float, float] | None = None,
 ):
@@ -461,23 +440,19 @@ def plot_position_loss(
 
     cfg = results["config"]
     L, width = cfg["train_len"], cfg["curve_bin"]
-    methods = methods or cfg["methods"]
+    rules = rules or cfg["rules"]
     if ax is None:
         _, ax = plt.subplots(figsize=(7, 4))
-    for method in methods:
-        curves = np.array(
-            [
-                r["curve"]
-                for r in results["runs"]
-                if r["method"] == method and r["factor"] == factor and r["finetuned"] == finetuned
-            ]
-        )
-        if not len(curves):
+    for rule in rules:
+        curves = [
+            r["curve"]
+            for r in sorted(results["runs"], key=lambda r: r["seed"])
+            if r["rule"] == rule and r["factor"] == factor and r["finetuned"] == finetuned
+        ]
+        if not curves:
             continue
-        x = (np.arange(curves.shape[1]) + 0.5) * width
-        color = EXTENSION_COLORS.get(method)
-        ax.plot(x, curves.mean(0), color=color, label=method)
-        ax.fill_between(x, curves.min(0), curves.max(0), color=color, alpha=0.15, linewidth=0)
+        x = (np.arange(len(curves[0])) + 0.5) * width
+        plot_band(ax, x, curves, color=EXTENSION_COLORS.get(rule), label=rule)
     ax.axvline(L, color="grey", linestyle=":", linewidth=1.5, label=t("학습 길이", "training length"))
     ax.set_xlabel(t("위치 (토큰)", "position (tokens)"))
     ax.set_ylabel(t("손실 (nats/글자)", "loss (nats per character)"))
@@ -513,7 +488,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = _parse(argv)
     config = PRESETS[args.preset]
     if args.merge:
-        merged = merge_extension_results(*(load_results(path) for path in args.merge))
+        merged = merge_extension_results(*(load_extension_results(path) for path in args.merge))
         path = save_results(merged, args.out or results_dir() / f"{merged['config']['name']}.json")
         print(f"wrote {path} (seeds {merged['seeds']}, {merged['cpu_seconds'] / 60:.1f} CPU minutes in all)")
         return 0

@@ -2,26 +2,17 @@
 
 The only thing that changes between two models built here with different ``position`` is
 where and how position enters; embedding, blocks, head, initialisation and training are the
-same. This is what lets notebooks 02, 04, 05 and 06 compare methods fairly.
-
-Position methods are registered in :data:`POSITION_METHODS` by name. Each is either
-
-* an *input* method: a module added to the token embeddings before the first block
-  (``"sinusoidal"``, ``"learned"``), with plain attention in every block; or
-* an *attention* method: a :class:`~posviz.attention.MultiheadSelfAttention` subclass used in
-  every block, with nothing added to the input (``"none"`` uses the plain class). An attention
-  method may also build one ``shared`` module per model that every block's attention receives
-  (``"t5"``: one bias table for all layers, as in T5).
+same. This is what lets notebooks 02, 04, 05 and 06 compare methods fairly. The methods
+themselves, and how each plugs in, are in :mod:`posviz.methods`.
 
 Paired initial weights: after ``torch.manual_seed(s)``, two models that differ only in
 ``position`` start from identical token-embedding, attention-projection, MLP, norm and head
 weights (every parameter both have, with the same name and shape, is equal). The shared parts
 draw from the global random stream in the order a ``"none"`` model draws them; the
 method-specific modules (a learned table, Shaw's tables, T5's bias, …) are built from their
-own generator, seeded from the state of the global stream without consuming it. So
-``"none"``, ``"sinusoidal"``, ``"rope"`` and ``"alibi"`` models, which draw nothing of their
-own, are the same as before the pairing was introduced, and the global stream is left in
-the same state whatever the method.
+own generator, seeded from the state of the global stream without consuming it. So a method
+that draws nothing of its own (``"none"``, ``"sinusoidal"``, ``"rope"``, ``"alibi"``) leaves
+the global stream exactly where a ``"none"`` model leaves it.
 """
 
 from __future__ import annotations
@@ -29,105 +20,15 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import math
-from collections.abc import Callable
-from dataclasses import dataclass
 
 import torch
 from torch import nn
 
 from ._checks import check_int
-from .alibi import ALiBiMultiheadAttention
 from .attention import MultiheadSelfAttention
-from .encodings import LearnedPositionalEmbedding, SinusoidalPositionalEncoding
-from .rope import RotaryMultiheadAttention
+from .methods import POSITION_METHODS, PositionMethod
 
-__all__ = ["POSITION_METHODS", "PositionMethod", "TinyTransformer", "register_position_method"]
-
-
-@dataclass(frozen=True)
-class PositionMethod:
-    """How a position method plugs into :class:`TinyTransformer`.
-
-    Attributes:
-        name: registry key, e.g. ``"sinusoidal"``.
-        input_layer: ``(d_model, max_len) -> nn.Module`` adding positions to the input, or ``None``.
-        attention: ``(d_model, num_heads, causal, max_len) -> MultiheadSelfAttention``; called
-            with a fifth argument, the shared module, when ``shared`` is set.
-        description: one line for tables.
-        shared: ``(d_model, num_heads, causal, max_len) -> nn.Module`` built once per model and
-            passed to every block's ``attention`` (parameters shared across layers), or ``None``.
-    """
-
-    name: str
-    input_layer: Callable[[int, int], nn.Module] | None
-    attention: Callable[..., MultiheadSelfAttention]
-    description: str = ""
-    shared: Callable[[int, int, bool, int], nn.Module] | None = None
-
-
-def _plain_attention(d_model: int, num_heads: int, causal: bool, max_len: int) -> MultiheadSelfAttention:
-    return MultiheadSelfAttention(d_model, num_heads, causal=causal)
-
-
-POSITION_METHODS: dict[str, PositionMethod] = {}
-
-
-def register_position_method(method: PositionMethod) -> PositionMethod:
-    """Add ``method`` to :data:`POSITION_METHODS` (``ValueError`` if the name is taken)."""
-    if method.name in POSITION_METHODS:
-        raise ValueError(f"position method {method.name!r} is already registered")
-    POSITION_METHODS[method.name] = method
-    return method
-
-
-register_position_method(PositionMethod("none", None, _plain_attention, "no position information (NoPE)"))
-register_position_method(
-    PositionMethod(
-        "sinusoidal",
-        lambda d_model, max_len: SinusoidalPositionalEncoding(d_model, max_len),
-        _plain_attention,
-        "fixed sin/cos table added to the input (Vaswani et al. 2017)",
-    )
-)
-register_position_method(
-    PositionMethod(
-        "learned",
-        lambda d_model, max_len: LearnedPositionalEmbedding(max_len, d_model),
-        _plain_attention,
-        "trainable table added to the input (BERT, GPT-2)",
-    )
-)
-register_position_method(
-    PositionMethod(
-        "rope",
-        None,
-        lambda d_model, num_heads, causal, max_len: RotaryMultiheadAttention(
-            d_model, num_heads, causal=causal, max_len=max_len
-        ),
-        "queries and keys rotated by position inside attention (RoPE, Su et al. 2021)",
-    )
-)
-
-# Shaw et al. 2018 relative attention, clipping distance k = DEFAULT_MAX_RELATIVE_POSITION (16);
-# for another k pass posviz.relative.shaw_method(k) as ``position``.
-from .relative import DEFAULT_MAX_RELATIVE_POSITION, shaw_method  # noqa: E402
-
-register_position_method(shaw_method(DEFAULT_MAX_RELATIVE_POSITION, name="shaw"))
-
-register_position_method(
-    PositionMethod(
-        "alibi",
-        None,
-        lambda d_model, num_heads, causal, max_len: ALiBiMultiheadAttention(d_model, num_heads, causal=causal),
-        "fixed linear distance penalty on the attention logits (Press et al. 2022)",
-    )
-)
-
-# T5 relative bias (Raffel et al. 2020): 32 buckets up to distance 128, one table for all layers;
-# for other sizes pass posviz.t5.t5_method(num_buckets, max_distance) as ``position``.
-from .t5 import t5_method  # noqa: E402
-
-register_position_method(t5_method(name="t5"))
+__all__ = ["TinyTransformer"]
 
 
 def _stream_key() -> bytes:
@@ -182,7 +83,7 @@ class TinyTransformer(nn.Module):
         vocab_size: number of token ids, ``>= 1``.
         num_outputs: size of the output layer (defaults to ``vocab_size``).
         d_model, num_heads, num_layers, mlp_ratio: the usual sizes.
-        position: a name in :data:`POSITION_METHODS` or a :class:`PositionMethod`.
+        position: a name in :data:`posviz.POSITION_METHODS` or a :class:`~posviz.methods.PositionMethod`.
         max_len: rows of an absolute table (``"sinusoidal"``, ``"learned"``) or the cache
             size of an attention method; positions ``>= max_len`` raise ``ValueError`` for the
             learned table.
@@ -248,7 +149,7 @@ class TinyTransformer(nn.Module):
         blocks = []
         for index in range(num_layers):
             plain = MultiheadSelfAttention(d_model, num_heads, causal=self.causal)
-            if position.attention is _plain_attention:
+            if position.attention is None:
                 attention = plain
             else:
                 with _own_stream(key, f"blocks.{index}.attn"):

@@ -33,11 +33,11 @@ import torch
 import torch.nn.functional as F
 
 from ._checks import check_int
-from .context import scaled_rope_frequencies
 from .rope import interleaved_to_half, rope_frequencies
+from .rope_scaling import scaled_rope_frequencies
 
 __all__ = [
-    "LONG_CONTEXT_METHODS",
+    "LONG_CONTEXT_RULES",
     "SMOLLM2_FILE",
     "SMOLLM2_INSTALL",
     "SMOLLM2_PACKAGE",
@@ -502,7 +502,7 @@ def using_rope_frequencies(model, frequencies, attention_factor: float = 1.0) ->
         model: a ``transformers`` model with ``model.model.rotary_emb`` (Llama family).
         frequencies: array-like ``(head_dim // 2,)`` of positive frequencies, e.g. from
             ``posviz.scaled_rope_frequencies``.
-        attention_factor: multiplies cos and sin (1 for all methods but YaRN).
+        attention_factor: multiplies cos and sin (1 for every rule but YaRN).
 
     Raises:
         ValueError: if ``frequencies`` has the wrong shape or non-positive entries.
@@ -524,15 +524,15 @@ def using_rope_frequencies(model, frequencies, attention_factor: float = 1.0) ->
 
 # --- context extension on the real model (notebook 07 §7) ----------------------------------
 
-#: Methods compared past the trained context: plain RoPE, position interpolation, dynamic NTK, YaRN.
-LONG_CONTEXT_METHODS: tuple[str, ...] = ("none", "linear", "dynamic", "yarn")
+#: Rules compared past the trained context: plain RoPE, position interpolation, dynamic NTK, YaRN.
+LONG_CONTEXT_RULES: tuple[str, ...] = ("none", "linear", "dynamic", "yarn")
 
 
-def extension_rope_parameters(method: str, config, *, factor: float = 2.0) -> dict:
-    """The ``rope_parameters`` a ``transformers`` config would hold for ``method`` on this model.
+def extension_rope_parameters(rule: str, config, *, factor: float = 2.0) -> dict:
+    """The ``rope_parameters`` a ``transformers`` config would hold for ``rule`` on this model.
 
     Args:
-        method: one of :data:`LONG_CONTEXT_METHODS` (``"none"`` is Hugging Face's ``"default"``).
+        rule: one of :data:`LONG_CONTEXT_RULES` (``"none"`` is Hugging Face's ``"default"``).
         config: the model's ``transformers`` config (its ``rope_theta`` and ``max_position_embeddings``
             are the base and the trained context ``L₀``).
         factor: the extension factor ``s`` (2: 8192 → 16 384 tokens).
@@ -542,22 +542,22 @@ def extension_rope_parameters(method: str, config, *, factor: float = 2.0) -> di
         (and ``original_max_position_embeddings`` for ``"yarn"``).
 
     Raises:
-        ValueError: for an unknown method.
+        ValueError: for an unknown rule.
     """
-    if method not in LONG_CONTEXT_METHODS:
-        raise ValueError(f"method must be one of {LONG_CONTEXT_METHODS}, got {method!r}")
-    params = {"rope_type": "default" if method == "none" else method, "rope_theta": float(config.rope_parameters["rope_theta"])}
-    if method != "none":
+    if rule not in LONG_CONTEXT_RULES:
+        raise ValueError(f"rule must be one of {LONG_CONTEXT_RULES}, got {rule!r}")
+    params = {"rope_type": "default" if rule == "none" else rule, "rope_theta": float(config.rope_parameters["rope_theta"])}
+    if rule != "none":
         params["factor"] = float(factor)
-    if method == "yarn":
+    if rule == "yarn":
         params["original_max_position_embeddings"] = int(config.max_position_embeddings)
     return params
 
 
-def extension_frequencies(method: str, config, *, seq_len: int, factor: float = 2.0) -> tuple[np.ndarray, float]:
-    """RoPE frequencies and attention factor of ``method`` for one pass over ``seq_len`` tokens.
+def extension_frequencies(rule: str, config, *, seq_len: int, factor: float = 2.0) -> tuple[np.ndarray, float]:
+    """RoPE frequencies and attention factor of ``rule`` for one pass over ``seq_len`` tokens.
 
-    Computed by ``posviz.scaled_rope_frequencies`` (issue 11) with the model's base, head
+    Computed by ``posviz.scaled_rope_frequencies`` with the model's base, head
     dimension and trained context ``L₀``; ``"dynamic"`` uses the NTK base for the whole pass's
     length ``seq_len`` (as ``transformers`` does for a single forward pass: one base for all
     positions, not one per generated token).
@@ -566,15 +566,15 @@ def extension_frequencies(method: str, config, *, seq_len: int, factor: float = 
         ``(frequencies, attention_factor)``: float64 ``(head_dim // 2,)`` in radians per token, and
         the factor on cos/sin (1 except for YaRN).
     """
-    params = extension_rope_parameters(method, config, factor=factor)
+    params = extension_rope_parameters(rule, config, factor=factor)
     seq_len = check_int("seq_len", seq_len, minimum=1)
-    if method == "none":
+    if rule == "none":
         return rope_frequencies(int(config.head_dim), params["rope_theta"]), 1.0
     original = int(config.max_position_embeddings)
     return scaled_rope_frequencies(
         int(config.head_dim),
         base=params["rope_theta"],
-        method=method,
+        rule=rule,
         factor=params.get("factor", 1.0),
         original_context=original,
         seq_len=seq_len,

@@ -38,12 +38,11 @@ __all__ = [
     "RelativeMultiheadAttention",
     "relative_attention",
     "relative_position_index",
-    "shaw_method",
 ]
 
 #: Clipping distance ``k`` of the registered ``"shaw"`` position method: 16, the value Shaw et
 #: al. used for their main translation results (their Table 2 shows ``k >= 2`` already does as
-#: well). Use :func:`shaw_method` for another ``k``.
+#: well). Use :func:`posviz.shaw_method` for another ``k``.
 DEFAULT_MAX_RELATIVE_POSITION = 16
 
 #: Values accepted by ``implementation=``.
@@ -386,54 +385,3 @@ class RelativeMultiheadAttention(MultiheadSelfAttention):
             implementation=self.implementation,
         )
 
-
-def shaw_method(
-    max_relative_position: int = DEFAULT_MAX_RELATIVE_POSITION,
-    *,
-    use_keys: bool = True,
-    use_values: bool = True,
-    name: str | None = None,
-):
-    """A :class:`~posviz.models.PositionMethod` for Shaw relative attention with clipping distance ``k``.
-
-    Pass the result as ``TinyTransformer(..., position=shaw_method(4))``; it is not registered
-    (``POSITION_METHODS["shaw"]`` is ``shaw_method(DEFAULT_MAX_RELATIVE_POSITION)``). The factory
-    ignores ``max_len``: the tables have ``2k + 1`` rows whatever the length.
-
-    Args:
-        max_relative_position: the clipping distance ``k``, ``>= 0``.
-        use_keys, use_values: which terms to learn (Shaw Table 3 ablation).
-        name: registry-style name; default ``"shaw_k{k}"`` plus ``"_keys"`` / ``"_values"`` /
-            ``"_off"`` for ablations.
-
-    Raises:
-        TypeError, ValueError: for a ``k`` that is not an integer ``>= 0``.
-    """
-    from .models import PositionMethod  # here, not at the top: models imports this module
-
-    k = check_int("max_relative_position", max_relative_position, minimum=0)
-    use_keys, use_values = bool(use_keys), bool(use_values)
-    if name is None:
-        parts = {(True, True): "", (True, False): "_keys", (False, True): "_values", (False, False): "_off"}
-        name = f"shaw_k{k}" + parts[(use_keys, use_values)]
-    factory = functools.partial(_shaw_attention, k=k, use_keys=use_keys, use_values=use_values)
-    terms = {
-        (True, True): "keys and values",
-        (True, False): "keys only",
-        (False, True): "values only",
-        (False, False): "no terms",
-    }
-    return PositionMethod(
-        name,
-        None,
-        factory,
-        f"Shaw relative position representations, k={k}, {terms[(use_keys, use_values)]} (Shaw et al. 2018)",
-    )
-
-
-def _shaw_attention(
-    d_model: int, num_heads: int, causal: bool, max_len: int, *, k: int, use_keys: bool, use_values: bool
-) -> RelativeMultiheadAttention:
-    return RelativeMultiheadAttention(
-        d_model, num_heads, k, causal=causal, use_keys=use_keys, use_values=use_values
-    )

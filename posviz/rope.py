@@ -30,7 +30,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from ._checks import check_choice, check_int, check_positive_float
+from ._checks import check_choice, check_head_dim, check_int, check_positive_float
 from .attention import MultiheadSelfAttention, scaled_dot_product_attention
 
 __all__ = [
@@ -40,7 +40,6 @@ __all__ = [
     "apply_rope",
     "half_to_interleaved",
     "interleaved_to_half",
-    "ntk_scaled_base",
     "rope_angles",
     "rope_decay_bound",
     "rope_frequencies",
@@ -49,13 +48,6 @@ __all__ = [
 
 #: Allowed values of ``layout``.
 ROPE_LAYOUTS = ("interleaved", "half")
-
-
-def _check_head_dim(head_dim: object, name: str = "head_dim") -> int:
-    head_dim = check_int(name, head_dim, minimum=2)
-    if head_dim % 2:
-        raise ValueError(f"{name} must be even (RoPE rotates pairs of dimensions), got {head_dim}")
-    return head_dim
 
 
 def _check_scale(position_scale: object) -> float:
@@ -79,7 +71,7 @@ def rope_frequencies(head_dim: int, base: float = 10000.0) -> np.ndarray:
         TypeError: if ``head_dim`` is not an ``int`` or ``base`` not a number.
         ValueError: if ``head_dim`` is odd or < 2, or ``base <= 0``.
     """
-    head_dim = _check_head_dim(head_dim)
+    head_dim = check_head_dim(head_dim)
     base = check_positive_float("base", base)
     return base ** (-np.arange(0, head_dim, 2, dtype=np.float64) / head_dim)
 
@@ -129,7 +121,7 @@ def rope_rotation_matrix(
     Raises:
         ValueError: for an odd ``head_dim`` or an unknown layout.
     """
-    head_dim = _check_head_dim(head_dim)
+    head_dim = check_head_dim(head_dim)
     check_choice("layout", layout, ROPE_LAYOUTS)
     if isinstance(position, bool) or not isinstance(position, numbers.Real):
         raise TypeError(f"position must be a real number, got {type(position).__name__}")
@@ -157,41 +149,13 @@ def interleaved_to_half(head_dim: int) -> np.ndarray:
     Returns:
         int64 array ``(head_dim,)``. Its inverse is :func:`half_to_interleaved`.
     """
-    head_dim = _check_head_dim(head_dim)
+    head_dim = check_head_dim(head_dim)
     return np.concatenate([np.arange(0, head_dim, 2), np.arange(1, head_dim, 2)])
 
 
 def half_to_interleaved(head_dim: int) -> np.ndarray:
     """The inverse permutation of :func:`interleaved_to_half`: ``[0, d/2, 1, d/2+1, …]``."""
     return np.argsort(interleaved_to_half(head_dim))
-
-
-def ntk_scaled_base(base: float, head_dim: int, factor: float) -> float:
-    """The "NTK-aware" base ``b' = b · s^(d / (d − 2))`` for a context ``s`` times longer.
-
-    The fastest pair (``i = 0``) keeps its frequency exactly, while the slowest pair
-    (``i = d/2 − 1``) is slowed by exactly ``s`` (as position interpolation would); pairs in
-    between are slowed by ``s^(2i/(d−2))``. (bloc97, 2023; written down in the YaRN paper,
-    Peng et al. 2023, arXiv:2309.00071.) This is the one implementation of the rule:
-    :func:`posviz.scaled_rope_frequencies` uses it for ``method="ntk"`` and ``"dynamic"``.
-
-    Args:
-        base: original base ``b > 0``.
-        head_dim: even head dimension ``d >= 4``.
-        factor: context extension factor ``s > 0`` (e.g. 4 for 2k → 8k tokens).
-
-    Returns:
-        The new base as a ``float``.
-
-    Raises:
-        ValueError: for ``head_dim < 4`` or odd, or non-positive ``base``/``factor``.
-    """
-    base = check_positive_float("base", base)
-    head_dim = _check_head_dim(head_dim)
-    if head_dim < 4:
-        raise ValueError(f"head_dim must be >= 4 for NTK-aware scaling, got {head_dim}")
-    factor = check_positive_float("factor", factor)
-    return base * factor ** (head_dim / (head_dim - 2))
 
 
 def rope_decay_bound(distances, head_dim: int = 128, *, base: float = 10000.0) -> np.ndarray:
@@ -316,7 +280,7 @@ def _check_attention_factor(attention_factor: object) -> float:
 def _check_rotary_dim(rotary_dim: object, head_dim: int) -> int:
     if rotary_dim is None:
         return head_dim
-    rotary_dim = _check_head_dim(rotary_dim, "rotary_dim")
+    rotary_dim = check_head_dim(rotary_dim, "rotary_dim")
     if rotary_dim > head_dim:
         raise ValueError(f"rotary_dim={rotary_dim} must be <= head_dim={head_dim}")
     return rotary_dim
@@ -380,7 +344,7 @@ def apply_rope(
         raise TypeError(f"x must be a floating torch.Tensor, got {getattr(x, 'dtype', type(x).__name__)}")
     if x.ndim < 1:
         raise ValueError("x must have shape (..., seq_len, head_dim)")
-    head_dim = _check_head_dim(x.shape[-1])
+    head_dim = check_head_dim(x.shape[-1])
     check_choice("layout", layout, ROPE_LAYOUTS)
     rotary_dim = _check_rotary_dim(rotary_dim, head_dim)
     scale = _check_scale(position_scale)
@@ -435,7 +399,7 @@ class RotaryEmbedding(nn.Module):
         attention_factor: float = 1.0,
     ) -> None:
         super().__init__()
-        self.head_dim = _check_head_dim(head_dim)
+        self.head_dim = check_head_dim(head_dim)
         self.max_len = check_int("max_len", max_len, minimum=1)
         self.base = check_positive_float("base", base)
         self.layout = check_choice("layout", layout, ROPE_LAYOUTS)

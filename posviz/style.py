@@ -285,7 +285,7 @@ def setup(lang: str = "both", seed: int = 0, *, torch_threads: int | None = 1, q
         }
     )
 
-    from . import __version__
+    from ._version import __version__
 
     info = {
         "python": platform.python_version(),

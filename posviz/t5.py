@@ -17,7 +17,6 @@ the buckets grow logarithmically, so distant offsets still differ, coarsely, up 
 
 from __future__ import annotations
 
-import functools
 import math
 
 import torch
@@ -27,11 +26,11 @@ from ._checks import check_int
 from .attention import MultiheadSelfAttention, scaled_dot_product_attention
 
 __all__ = [
+    "check_bucket_sizes",
     "T5_MAX_DISTANCE",
     "T5_NUM_BUCKETS",
     "T5MultiheadAttention",
     "T5RelativePositionBias",
-    "t5_method",
     "t5_relative_position_bucket",
 ]
 
@@ -41,7 +40,7 @@ T5_NUM_BUCKETS = 32
 T5_MAX_DISTANCE = 128
 
 
-def _bucket_sizes(bidirectional: bool, num_buckets: int, max_distance: int) -> tuple[int, int, int]:
+def check_bucket_sizes(bidirectional: bool, num_buckets: int, max_distance: int) -> tuple[int, int, int]:
     """Check the arguments; return ``(buckets per direction B, exact buckets E, max_distance D)``."""
     num_buckets = check_int("num_buckets", num_buckets, minimum=2)
     max_distance = check_int("max_distance", max_distance, minimum=1)
@@ -126,7 +125,7 @@ def t5_relative_position_bucket(
             "relative_position must be an integer torch.Tensor (key position − query position), got "
             f"{getattr(relative_position, 'dtype', type(relative_position).__name__)}"
         )
-    per_direction, exact, max_distance = _bucket_sizes(bool(bidirectional), num_buckets, max_distance)
+    per_direction, exact, max_distance = check_bucket_sizes(bool(bidirectional), num_buckets, max_distance)
     r = relative_position.long()
     if bidirectional:
         offset = (r > 0).long() * per_direction
@@ -176,7 +175,7 @@ class T5RelativePositionBias(nn.Module):
         super().__init__()
         self.num_heads = check_int("num_heads", num_heads, minimum=1)
         self.bidirectional = bool(bidirectional)
-        _bucket_sizes(self.bidirectional, num_buckets, max_distance)
+        check_bucket_sizes(self.bidirectional, num_buckets, max_distance)
         self.num_buckets, self.max_distance = int(num_buckets), int(max_distance)
         self.table = nn.Parameter(torch.randn(self.num_buckets, self.num_heads) * float(init_std))
 
@@ -210,7 +209,7 @@ class T5MultiheadAttention(MultiheadSelfAttention):
 
     **Sharing across layers.** T5 computes the bias in the first layer of a stack and reuses it in
     every later layer: one table for the whole encoder (and one for the decoder's
-    self-attention). :func:`t5_method`, and so ``TinyTransformer(position="t5")``, does the same by
+    self-attention). :func:`posviz.t5_method`, and so ``TinyTransformer(position="t5")``, does the same by
     passing one table to every layer; each layer then looks the bias up from that shared table
     (the same numbers T5 passes on). A layer built without ``relative_bias`` owns its table.
 
@@ -252,66 +251,3 @@ class T5MultiheadAttention(MultiheadSelfAttention):
         bias = self.relative_bias(positions, positions).to(q.dtype)  # (batch, heads, L, L)
         return scaled_dot_product_attention(q, k, v, mask=mask, bias=bias)
 
-
-def _shared_table(
-    d_model: int, num_heads: int, causal: bool, max_len: int, *, num_buckets: int, max_distance: int
-) -> T5RelativePositionBias:
-    return T5RelativePositionBias(
-        num_heads, num_buckets, max_distance, bidirectional=not causal, init_std=d_model**-0.5
-    )
-
-
-def _t5_attention(
-    d_model: int,
-    num_heads: int,
-    causal: bool,
-    max_len: int,
-    shared: T5RelativePositionBias | None = None,
-    *,
-    num_buckets: int,
-    max_distance: int,
-) -> T5MultiheadAttention:
-    return T5MultiheadAttention(
-        d_model, num_heads, causal=causal, num_buckets=num_buckets, max_distance=max_distance, relative_bias=shared
-    )
-
-
-def t5_method(
-    num_buckets: int = T5_NUM_BUCKETS,
-    max_distance: int = T5_MAX_DISTANCE,
-    *,
-    share_across_layers: bool = True,
-    name: str | None = None,
-):
-    """A :class:`~posviz.models.PositionMethod` for T5's relative bias.
-
-    ``POSITION_METHODS["t5"]`` is ``t5_method()`` (32 buckets, max distance 128, one table shared
-    by all layers, as in T5). Pass another as ``TinyTransformer(..., position=t5_method(8, 16))``.
-    The factory ignores ``max_len``: the table has ``num_buckets`` rows whatever the length.
-
-    Args:
-        num_buckets, max_distance: as for :func:`t5_relative_position_bucket` (checked for the
-            bidirectional case, which needs an even ``num_buckets >= 4``).
-        share_across_layers: ``True`` (T5): one table for the model; ``False``: one per layer.
-        name: registry-style name; default ``"t5_b{num_buckets}_d{max_distance}"`` plus
-            ``"_per_layer"`` when not shared.
-
-    Raises:
-        TypeError, ValueError: for bad sizes.
-    """
-    from .models import PositionMethod  # here, not at the top: models imports this module
-
-    _bucket_sizes(True, num_buckets, max_distance)
-    num_buckets, max_distance = int(num_buckets), int(max_distance)
-    if name is None:
-        name = f"t5_b{num_buckets}_d{max_distance}" + ("" if share_across_layers else "_per_layer")
-    sizes = {"num_buckets": num_buckets, "max_distance": max_distance}
-    return PositionMethod(
-        name,
-        None,
-        functools.partial(_t5_attention, **sizes),
-        f"T5 relative bias: a learned scalar per (log-spaced distance bucket, head), {num_buckets} buckets "
-        f"up to {max_distance}, {'shared by all layers' if share_across_layers else 'one table per layer'} "
-        "(Raffel et al. 2020)",
-        shared=functools.partial(_shared_table, **sizes) if share_across_layers else None,
-    )

@@ -1,19 +1,38 @@
-"""Small synthetic tasks used to train the course's tiny models.
+"""Small tasks used to train the course's tiny models, and how an experiment trains and scores one.
 
 Every task returns a batch ``(tokens, targets)``: ``tokens`` is ``(batch, seq_len)`` int64 and
 ``targets`` is ``(batch, seq_len)`` int64 with :data:`IGNORE` (-100) where nothing is scored,
 so one per-token loss (``F.cross_entropy(..., ignore_index=-100)``) and one accuracy function
 serve all of them. Batches are drawn from an explicit ``torch.Generator``, so a task with a
 seed gives the same data on every run.
+
+:class:`TaskSpec` says how the experiments of notebooks 05b and 06 train and evaluate one task
+(``"copy"``: :class:`OffsetCopyTask`; ``"charlm"``: :class:`CharLMTask` on the Book of Genesis),
+and :func:`make_tasks` builds its training and evaluation tasks.
 """
 
 from __future__ import annotations
 
+import math
+from dataclasses import dataclass
+
 import torch
 
-from ._checks import check_int
+from ._checks import check_choice, check_int, check_positive_float
+from .data import data_dir
 
-__all__ = ["IGNORE", "CharLMTask", "FirstTokenTask", "OffsetCopyTask", "OrderTask", "Task"]
+__all__ = [
+    "CORPUS_FILE",
+    "IGNORE",
+    "CharLMTask",
+    "FirstTokenTask",
+    "OffsetCopyTask",
+    "OrderTask",
+    "Task",
+    "TaskSpec",
+    "load_corpus",
+    "make_tasks",
+]
 
 #: Target value that the loss and the accuracy skip.
 IGNORE = -100
@@ -172,3 +191,113 @@ class CharLMTask(Task):
         starts = torch.randint(0, len(self._ids) - seq_len, (batch_size,), generator=generator)
         windows = self._ids[starts[:, None] + torch.arange(seq_len + 1)]
         return windows[:, :-1].clone(), windows[:, 1:].clone()
+
+
+#: The character-level corpus in ``data/`` (see ``data/README.md``).
+CORPUS_FILE = "kjv_genesis.txt"
+TASK_NAMES = ("copy", "charlm")
+
+
+@dataclass(frozen=True)
+class TaskSpec:
+    """How one task is trained and evaluated.
+
+    Attributes:
+        name: ``"copy"`` or ``"charlm"``.
+        train_len: training sequence length in tokens.
+        steps: optimiser steps (one fresh batch each).
+        batch_size, lr: optimiser settings for :func:`posviz.train`.
+        eval_factors: evaluation lengths as multiples of ``train_len`` (1 = the training length).
+        shift: the shifted evaluation runs at ``train_len`` tokens with positions
+            ``shift … shift + train_len - 1``; ``None`` means ``train_len * (max(eval_factors) - 1)``,
+            so the largest position equals that of the longest evaluation.
+        eval_samples: sequences per evaluation point.
+        vocab_size, offset: the copy task's settings (ignored for ``"charlm"``).
+        valid_fraction: the last fraction of the corpus kept for evaluation (``"charlm"`` only).
+        check_every: train to the fit criterion: check it every ``check_every`` steps and stop
+            as soon as it is met, so ``steps`` is the maximum; ``None`` trains exactly ``steps``
+            steps (the criterion is still checked once at the end and recorded).
+        fit_accuracy: copy's fit criterion: token accuracy at ``train_len`` ``>=`` this.
+        fit_loss: the language model's fit criterion: loss at ``train_len`` ``<=`` this (nats
+            per character).
+        check_samples: sequences of the fit check. They are drawn from the *training* task with
+            their own seed (:data:`CHECK_SEED`), never from the evaluation data.
+
+    The fit criterion is the same for every method of a task: a run that has not met it has not
+    fit the training length, and no length claim is made from it (:func:`summarize` with
+    ``fitted_only=True`` leaves it out).
+    """
+
+    name: str
+    train_len: int
+    steps: int
+    batch_size: int = 32
+    lr: float = 3e-3
+    eval_factors: tuple[int, ...] = (1, 2, 4, 8)
+    shift: int | None = None
+    eval_samples: int = 256
+    vocab_size: int = 16
+    offset: int = 2
+    valid_fraction: float = 0.1
+    check_every: int | None = None
+    fit_accuracy: float = 0.95
+    fit_loss: float = 1.4
+    check_samples: int = 128
+
+    def __post_init__(self) -> None:
+        check_choice("name", self.name, TASK_NAMES)
+        check_int("train_len", self.train_len, minimum=self.offset + 1 if self.name == "copy" else 1)
+        check_int("steps", self.steps, minimum=1)
+        check_int("batch_size", self.batch_size, minimum=1)
+        check_positive_float("lr", self.lr)
+        check_int("eval_samples", self.eval_samples, minimum=1)
+        if not self.eval_factors or any(check_int("eval factor", f, minimum=1) < 1 for f in self.eval_factors):
+            raise ValueError(f"eval_factors must be a non-empty tuple of ints >= 1, got {self.eval_factors!r}")
+        if self.shift is not None:
+            check_int("shift", self.shift, minimum=0)
+        if not 0 < self.valid_fraction < 1:
+            raise ValueError(f"valid_fraction must lie in (0, 1), got {self.valid_fraction}")
+        if self.check_every is not None:
+            check_int("check_every", self.check_every, minimum=1)
+        check_int("check_samples", self.check_samples, minimum=1)
+        if not 0 < self.fit_accuracy <= 1:
+            raise ValueError(f"fit_accuracy must lie in (0, 1], got {self.fit_accuracy}")
+        check_positive_float("fit_loss", self.fit_loss)
+
+    @property
+    def fit_criterion(self) -> str:
+        """The fit criterion in words, e.g. ``"token accuracy at L=32 >= 0.95"``."""
+        if self.name == "copy":
+            return f"token accuracy at L={self.train_len} >= {self.fit_accuracy:g}"
+        return f"loss at L={self.train_len} <= {self.fit_loss:g} nats (perplexity <= {math.exp(self.fit_loss):.2f})"
+
+    @property
+    def eval_shift(self) -> int:
+        """The position shift of the shifted evaluation, in tokens."""
+        return self.train_len * (max(self.eval_factors) - 1) if self.shift is None else self.shift
+
+    @property
+    def max_len(self) -> int:
+        """Positions every model must accept: the longest evaluation or the shifted one."""
+        return max(self.train_len * max(self.eval_factors), self.eval_shift + self.train_len)
+
+
+def load_corpus() -> str:
+    """The text of ``data/kjv_genesis.txt`` (Genesis, King James Version; about 197 000 characters)."""
+    return (data_dir() / CORPUS_FILE).read_text(encoding="utf-8")
+
+
+def make_tasks(spec: TaskSpec, corpus: str | None = None) -> tuple[Task, Task]:
+    """The ``(train_task, eval_task)`` of ``spec``.
+
+    For ``"copy"`` both are the same task (evaluation draws from its own seed). For ``"charlm"``
+    the training task reads the first ``1 - valid_fraction`` of the corpus and the evaluation
+    task the rest, with the alphabet of the whole corpus.
+    """
+    if spec.name == "copy":
+        task = OffsetCopyTask(vocab_size=spec.vocab_size, offset=spec.offset)
+        return task, task
+    text = load_corpus() if corpus is None else corpus
+    cut = int(len(text) * (1 - spec.valid_fraction))
+    alphabet = "".join(sorted(set(text)))
+    return CharLMTask(text[:cut], alphabet), CharLMTask(text[cut:], alphabet)

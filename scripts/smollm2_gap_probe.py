@@ -28,7 +28,7 @@ import torch
 import posviz
 from posviz.data import data_dir
 from posviz.pretrained import (
-    LONG_CONTEXT_METHODS,
+    LONG_CONTEXT_RULES,
     extension_frequencies,
     extension_rope_parameters,
     load_smollm2,
@@ -54,7 +54,7 @@ def main() -> None:
     model, tokenizer = load_smollm2()
     ids = torch.tensor(tokenizer((data_dir() / "course_prose_en.txt").read_text(encoding="utf-8")).input_ids)[None]
     runs = {}
-    for method in LONG_CONTEXT_METHODS:
+    for method in LONG_CONTEXT_RULES:
         freqs, attention = extension_frequencies(method, model.config, seq_len=TARGET_LEN, factor=FACTOR)
         losses = []
         with using_rope_frequencies(model, freqs, attention):

@@ -27,7 +27,7 @@ import torch
 import posviz
 from posviz.data import data_dir
 from posviz.pretrained import (
-    LONG_CONTEXT_METHODS,
+    LONG_CONTEXT_RULES,
     extension_frequencies,
     extension_rope_parameters,
     load_smollm2,
@@ -58,7 +58,7 @@ def _versions() -> dict[str, str]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--methods", nargs="+", default=list(LONG_CONTEXT_METHODS), choices=LONG_CONTEXT_METHODS)
+    parser.add_argument("--methods", nargs="+", default=list(LONG_CONTEXT_RULES), choices=LONG_CONTEXT_RULES)
     parser.add_argument("--tokens", type=int, default=16384)
     parser.add_argument("--factor", type=float, default=2.0)
     parser.add_argument("--threads", type=int, default=1)

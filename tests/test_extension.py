@@ -7,7 +7,6 @@ import pytest
 import torch
 
 import posviz
-from posviz.experiments import make_tasks
 from posviz.extension import (
     EXTENSION_FULL,
     EXTENSION_SMALL,
@@ -17,10 +16,11 @@ from posviz.extension import (
     run_extension,
     summarize_extension,
 )
+from posviz.showdown import make_tasks
 
 TINY = ExtensionConfig(
     name="tiny",
-    methods=("none", "linear", "dynamic", "yarn"),
+    rules=("none", "linear", "dynamic", "yarn"),
     seeds=(0,),
     train_len=8,
     steps=4,
@@ -51,7 +51,7 @@ def test_position_losses_average_to_evaluate_loss_and_leave_plain_rope(charlm):
     assert curve.shape == (24,) and curve.dtype == np.float64
     expect = posviz.evaluate(model, eval_task, seq_len=24, num_samples=6, seed=5)["loss"]
     assert curve.mean() == pytest.approx(expect, rel=1e-5)
-    scaled = position_losses(model, eval_task, seq_len=24, method="linear", factor=3.0, train_len=8, num_samples=6, seed=5)
+    scaled = position_losses(model, eval_task, seq_len=24, rule="linear", factor=3.0, train_len=8, num_samples=6, seed=5)
     assert not np.allclose(scaled, curve)
     rotary = model.blocks[0].attn.rotary
     assert rotary.frequencies is None and rotary.attention_factor == 1.0  # restored afterwards
@@ -61,13 +61,13 @@ def test_dynamic_is_scored_block_by_block(charlm):
     _, eval_task = charlm
     model = _model(eval_task)
     plain = position_losses(model, eval_task, seq_len=24, train_len=8, num_samples=6)
-    dynamic = position_losses(model, eval_task, seq_len=24, method="dynamic", train_len=8, num_samples=6)
+    dynamic = position_losses(model, eval_task, seq_len=24, rule="dynamic", train_len=8, num_samples=6)
     np.testing.assert_allclose(dynamic[:8], plain[:8], rtol=1e-6)  # first block: length 8 = L0, plain RoPE
     assert not np.allclose(dynamic[8:], plain[8:])
     # at length 16 (same sequences): block 1 is plain RoPE, block 2 the NTK rule with s = 16/8 = 2
-    dyn16 = position_losses(model, eval_task, seq_len=16, method="dynamic", train_len=8, num_samples=6)
+    dyn16 = position_losses(model, eval_task, seq_len=16, rule="dynamic", train_len=8, num_samples=6)
     plain16 = position_losses(model, eval_task, seq_len=16, train_len=8, num_samples=6)
-    ntk16 = position_losses(model, eval_task, seq_len=16, method="ntk", factor=2.0, train_len=8, num_samples=6)
+    ntk16 = position_losses(model, eval_task, seq_len=16, rule="ntk", factor=2.0, train_len=8, num_samples=6)
     np.testing.assert_allclose(dyn16[:8], plain16[:8], rtol=1e-5)
     np.testing.assert_allclose(dyn16[8:], ntk16[8:], rtol=1e-5)
 
@@ -83,27 +83,27 @@ def test_run_extension_records_and_summary():
     results = run_extension(TINY)
     assert set(results) >= {"config", "seeds", "versions", "date", "seconds", "cpu_seconds", "base", "runs"}
     runs = results["runs"]
-    assert len(runs) == len(TINY.methods) * len(TINY.factors) * 2
+    assert len(runs) == len(TINY.rules) * len(TINY.factors) * 2
     for run in runs:
         assert run["length"] == 16 and len(run["curve"]) == 16 // TINY.curve_bin
         assert np.isclose(np.mean(run["curve"]), run["loss"])
         assert ("finetune_loss" in run) == run["finetuned"]
-    yarn = next(r for r in runs if r["method"] == "yarn")
+    yarn = next(r for r in runs if r["rule"] == "yarn")
     assert yarn["attention_factor"] == pytest.approx(0.1 * np.log(2) + 1)
-    plain = [r for r in runs if r["method"] == "none" and not r["finetuned"]][0]
+    plain = [r for r in runs if r["rule"] == "none" and not r["finetuned"]][0]
     assert plain["loss_at_train_len"] == pytest.approx(results["base"][0]["loss_at_train_len"], rel=1e-9)
     summary = summarize_extension(results)
     assert summary["none", 2, False]["n"] == 1 and summary["none", 2, False]["std"] == 0.0
     # same seeds give the same numbers (deterministic)
-    again = run_extension(dataclasses.replace(TINY, methods=("none",)))
+    again = run_extension(dataclasses.replace(TINY, rules=("none",)))
     assert again["runs"][0]["loss"] == pytest.approx(plain["loss"], rel=1e-9)
     with pytest.raises(ValueError, match="key must be"):
         summarize_extension(results, "accuracy")
 
 
 def test_merge_extension_results():
-    a = run_extension(dataclasses.replace(TINY, methods=("none",), seeds=(0,)))
-    b = run_extension(dataclasses.replace(TINY, methods=("none",), seeds=(1,)))
+    a = run_extension(dataclasses.replace(TINY, rules=("none",), seeds=(0,)))
+    b = run_extension(dataclasses.replace(TINY, rules=("none",), seeds=(1,)))
     merged = merge_extension_results(b, a)
     assert merged["seeds"] == [0, 1] and merged["config"]["seeds"] == [0, 1]
     assert [r["seed"] for r in merged["base"]] == [0, 1] and len(merged["runs"]) == 4
@@ -112,7 +112,7 @@ def test_merge_extension_results():
     with pytest.raises(ValueError, match="more than one part"):
         merge_extension_results(a, a)
     with pytest.raises(ValueError, match="differ"):
-        merge_extension_results(a, run_extension(dataclasses.replace(TINY, methods=("linear",), seeds=(1,))))
+        merge_extension_results(a, run_extension(dataclasses.replace(TINY, rules=("linear",), seeds=(1,))))
     with pytest.raises(ValueError, match="at least one"):
         merge_extension_results()
 
@@ -120,7 +120,7 @@ def test_merge_extension_results():
 @pytest.mark.parametrize(
     "change, match",
     [
-        (dict(methods=("pi",)), "unknown rule"),
+        (dict(rules=("pi",)), "unknown rule"),
         (dict(factors=(1,)), "factor must be >= 2"),
         (dict(finetune_fraction=0.0), "finetune_fraction"),
         (dict(curve_bin=3), "must divide train_len"),

@@ -125,7 +125,7 @@ def test_missing_library_says_the_install_command(monkeypatch, tmp_path, module)
 def test_loader_argument_errors():
     with pytest.raises(TypeError, match="dtype"):
         pre.load_smollm2(dtype=torch.long)
-    with pytest.raises(ValueError, match="method"):
+    with pytest.raises(ValueError, match="rule"):
         pre.extension_rope_parameters("rope", None)
 
 
@@ -215,17 +215,17 @@ def test_using_rope_frequencies_halved_frequencies_at_doubled_positions(smollm2)
 
 
 @needs_model
-@pytest.mark.parametrize("method", ["linear", "dynamic", "yarn"])
-def test_extension_frequencies_equal_transformers(smollm2, method):
+@pytest.mark.parametrize("rule", ["linear", "dynamic", "yarn"])
+def test_extension_frequencies_equal_transformers(smollm2, rule):
     from transformers import LlamaConfig
     from transformers.modeling_rope_utils import ROPE_INIT_FUNCTIONS
 
     model, _ = smollm2
     seq_len = 16384
-    params = pre.extension_rope_parameters(method, model.config)
+    params = pre.extension_rope_parameters(rule, model.config)
     config = LlamaConfig(**{**model.config.to_dict(), "rope_parameters": params})
-    expected, attention = ROPE_INIT_FUNCTIONS[method](config, "cpu", seq_len=seq_len)
-    freqs, factor = pre.extension_frequencies(method, model.config, seq_len=seq_len)
+    expected, attention = ROPE_INIT_FUNCTIONS[rule](config, "cpu", seq_len=seq_len)
+    freqs, factor = pre.extension_frequencies(rule, model.config, seq_len=seq_len)
     np.testing.assert_allclose(freqs, expected.double().numpy(), rtol=1e-6)
     assert factor == pytest.approx(attention, rel=1e-6)
 

@@ -1,4 +1,6 @@
-"""Context extension for RoPE: the frequency rules of PI, NTK-aware, dynamic NTK, YaRN and Llama 3.
+"""RoPE scaling: the context-extension rules of PI, NTK-aware, dynamic NTK, YaRN and Llama 3.
+
+(``rope_scaling`` is the name Hugging Face and Llama configurations give these settings.)
 
 A RoPE model trained at ``L₀`` tokens is run at ``L = s · L₀`` tokens by changing the per-pair
 frequencies ``θ_i`` (and, for YaRN, by scaling cos/sin). Every rule is one branch of
@@ -28,11 +30,12 @@ import math
 import numpy as np
 from torch import nn
 
-from ._checks import check_choice, check_int, check_positive_float
-from .rope import RotaryEmbedding, _check_head_dim, ntk_scaled_base, rope_frequencies
+from ._checks import check_choice, check_head_dim, check_int, check_positive_float
+from .rope import RotaryEmbedding, rope_frequencies
 
 __all__ = [
-    "CONTEXT_METHODS",
+    "CONTEXT_RULES",
+    "ntk_scaled_base",
     "scaled_rope_frequencies",
     "set_rope_frequencies",
     "yarn_attention_factor",
@@ -40,13 +43,41 @@ __all__ = [
 ]
 
 #: The rules of :func:`scaled_rope_frequencies`, in the order the course introduces them.
-CONTEXT_METHODS = ("none", "linear", "ntk", "dynamic", "yarn", "llama3")
+CONTEXT_RULES = ("none", "linear", "ntk", "dynamic", "yarn", "llama3")
 
 _NEEDS_CONTEXT = ("dynamic", "yarn", "llama3")
 
 
 def _check_beta(name: str, value: object) -> float:
     return check_positive_float(name, value)
+
+
+def ntk_scaled_base(base: float, head_dim: int, factor: float) -> float:
+    """The "NTK-aware" base ``b' = b · s^(d / (d − 2))`` for a context ``s`` times longer.
+
+    The fastest pair (``i = 0``) keeps its frequency exactly, while the slowest pair
+    (``i = d/2 − 1``) is slowed by exactly ``s`` (as position interpolation would); pairs in
+    between are slowed by ``s^(2i/(d−2))``. (bloc97, 2023; written down in the YaRN paper,
+    Peng et al. 2023, arXiv:2309.00071.) This is the one implementation of the rule:
+    :func:`scaled_rope_frequencies` uses it for ``rule="ntk"`` and ``"dynamic"``.
+
+    Args:
+        base: original base ``b > 0``.
+        head_dim: even head dimension ``d >= 4``.
+        factor: context extension factor ``s > 0`` (e.g. 4 for 2k → 8k tokens).
+
+    Returns:
+        The new base as a ``float``.
+
+    Raises:
+        ValueError: for ``head_dim < 4`` or odd, or non-positive ``base``/``factor``.
+    """
+    base = check_positive_float("base", base)
+    head_dim = check_head_dim(head_dim)
+    if head_dim < 4:
+        raise ValueError(f"head_dim must be >= 4 for NTK-aware scaling, got {head_dim}")
+    factor = check_positive_float("factor", factor)
+    return base * factor ** (head_dim / (head_dim - 2))
 
 
 def yarn_correction_range(
@@ -78,7 +109,7 @@ def yarn_correction_range(
     Raises:
         ValueError: for a bad ``head_dim``, ``base``, ``original_context`` or ``beta_fast <= beta_slow``.
     """
-    head_dim = _check_head_dim(head_dim)
+    head_dim = check_head_dim(head_dim)
     base = check_positive_float("base", base)
     if base == 1.0:
         raise ValueError("base must differ from 1 (every pair would have the same frequency)")
@@ -110,7 +141,7 @@ def scaled_rope_frequencies(
     head_dim: int,
     *,
     base: float = 10000.0,
-    method: str = "none",
+    rule: str = "none",
     factor: float = 1.0,
     original_context: int | None = None,
     seq_len: int | None = None,
@@ -125,7 +156,7 @@ def scaled_rope_frequencies(
     ``s = factor`` and ``L₀ = original_context``:
 
     ============ ================================================================= ======================
-    ``method``   rule                                                              Hugging Face
+    ``rule``     rule                                                              Hugging Face
     ============ ================================================================= ======================
     ``"none"``   ``θ_i`` (RoFormer eq. 15)                                          ``"default"``
     ``"linear"`` ``θ_i / s``: position interpolation (Chen et al. 2023, eq. 4)      ``"linear"``
@@ -150,7 +181,7 @@ def scaled_rope_frequencies(
     ramp linearly in the pair index between the rounded boundary indices instead (what released
     YaRN models use).
 
-    Hugging Face names (``config.rope_parameters``): ``method`` → ``rope_type``, ``base`` →
+    Hugging Face names (``config.rope_parameters``): ``rule`` → ``rope_type``, ``base`` →
     ``rope_theta``, ``factor`` → ``factor``, ``original_context`` →
     ``original_max_position_embeddings`` (for ``"dynamic"``: ``max_position_embeddings``),
     ``seq_len`` → the ``seq_len`` argument of ``ROPE_INIT_FUNCTIONS[rope_type]``, and
@@ -160,7 +191,7 @@ def scaled_rope_frequencies(
     Args:
         head_dim: even head (or rotary) dimension ``d``; ``>= 4`` for ``"ntk"`` and ``"dynamic"``.
         base: frequency base ``b > 0`` (10 000 in RoFormer and Llama 2, 500 000 in Llama 3).
-        method: one of :data:`CONTEXT_METHODS`.
+        rule: one of :data:`CONTEXT_RULES`.
         factor: extension factor ``s > 0`` (target length / training length).
         original_context: training context ``L₀`` in tokens; required by ``"dynamic"``,
             ``"yarn"`` and ``"llama3"``.
@@ -173,32 +204,32 @@ def scaled_rope_frequencies(
         per token, and the float that multiplies cos and sin (1.0 except for ``"yarn"``).
 
     Raises:
-        ValueError: for an unknown ``method``; an odd or too small ``head_dim``; ``factor``,
+        ValueError: for an unknown ``rule``; an odd or too small ``head_dim``; ``factor``,
             ``base``, a beta or a band edge ``<= 0``; ``beta_fast <= beta_slow``;
             ``high_freq_factor <= low_freq_factor``; or a missing ``original_context`` where the
             rule needs it.
         TypeError: for non-numeric arguments.
     """
-    check_choice("method", method, CONTEXT_METHODS)
-    head_dim = _check_head_dim(head_dim)
+    check_choice("rule", rule, CONTEXT_RULES)
+    head_dim = check_head_dim(head_dim)
     base = check_positive_float("base", base)
     s = check_positive_float("factor", factor)
-    if method in _NEEDS_CONTEXT and original_context is None:
-        raise ValueError(f"method={method!r} needs original_context (the training length L0 in tokens)")
+    if rule in _NEEDS_CONTEXT and original_context is None:
+        raise ValueError(f"rule={rule!r} needs original_context (the training length L0 in tokens)")
     context = None if original_context is None else check_int("original_context", original_context, minimum=1)
     theta = rope_frequencies(head_dim, base)
-    if method == "none":
+    if rule == "none":
         return theta, 1.0
-    if method == "linear":
+    if rule == "linear":
         return theta / s, 1.0
-    if method in ("ntk", "dynamic"):
-        if method == "ntk":
+    if rule in ("ntk", "dynamic"):
+        if rule == "ntk":
             ratio = s
         else:
             length = context if seq_len is None else max(check_int("seq_len", seq_len, minimum=1), context)
             ratio = s * length / context - (s - 1)
         return rope_frequencies(head_dim, ntk_scaled_base(base, head_dim, ratio)), 1.0
-    if method == "yarn":
+    if rule == "yarn":
         low, high = yarn_correction_range(
             head_dim, base=base, original_context=context, beta_fast=beta_fast, beta_slow=beta_slow
         )
@@ -215,15 +246,13 @@ def scaled_rope_frequencies(
     return theta * keep + theta / s * (1 - keep), 1.0
 
 
-def set_rope_frequencies(
-    model: nn.Module, frequencies=None, attention_factor: float = 1.0, **rule
-) -> int:
+def set_rope_frequencies(model: nn.Module, frequencies=None, attention_factor: float = 1.0, **settings) -> int:
     """Give every :class:`~posviz.rope.RotaryEmbedding` in ``model`` new frequencies, in place.
 
     Either pass ``frequencies`` (array ``(rotary_dim // 2,)``) and ``attention_factor``, or
-    keyword arguments of :func:`scaled_rope_frequencies` (``method=``, ``factor=``, …), which are
+    keyword arguments of :func:`scaled_rope_frequencies` (``rule=``, ``factor=``, …), which are
     evaluated for each module's own ``rotary_dim`` and ``base``. ``set_rope_frequencies(model,
-    method="none")`` restores plain RoPE. Weights are not touched.
+    rule="none")`` restores plain RoPE. Weights are not touched.
 
     Returns:
         The number of rotary modules changed.
@@ -232,15 +261,15 @@ def set_rope_frequencies(
         ValueError: if both ``frequencies`` and rule keywords are given, or as
             :func:`scaled_rope_frequencies` / :meth:`RotaryEmbedding.set_frequencies`.
     """
-    if frequencies is not None and rule:
+    if frequencies is not None and settings:
         raise ValueError("pass either frequencies (and attention_factor) or the keywords of a rule, not both")
     count = 0
     for module in model.modules():
         if isinstance(module, RotaryEmbedding):
-            if frequencies is None and rule.get("method", "none") == "none":
+            if frequencies is None and settings.get("rule", "none") == "none":
                 freqs, factor = None, 1.0  # plain RoPE again (base^(-2i/rotary_dim))
             elif frequencies is None:
-                freqs, factor = scaled_rope_frequencies(module.rotary_dim, base=module.base, **rule)
+                freqs, factor = scaled_rope_frequencies(module.rotary_dim, base=module.base, **settings)
             else:
                 freqs, factor = frequencies, attention_factor
             module.set_frequencies(freqs, attention_factor=factor)

@@ -15,7 +15,7 @@ Tasks:
 Run the full configuration from the repository root (writes ``data/results/<name>.json`` with
 the configuration, seeds, library versions and the date)::
 
-    python -m posviz.experiments --preset full
+    python -m posviz.showdown --preset full
 
 Sources: Press et al. 2022, "Train Short, Test Long", https://arxiv.org/abs/2108.12409 (the
 protocol: train at one length, evaluate longer); Kazemnejad et al. 2023, "The Impact of
@@ -26,23 +26,31 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import datetime as _dt
-import json
 import math
-import platform
 import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
 import numpy as np
 import torch
 
-from ._checks import check_choice, check_int, check_positive_float
-from .data import data_dir
-from .models import POSITION_METHODS, TinyTransformer
-from .tasks import CharLMTask, OffsetCopyTask, Task
+from ._checks import check_choice, check_int
+from .methods import BUILTIN_METHODS, POSITION_METHODS, method_color
+from .models import TinyTransformer
+from .results import (
+    load_results,
+    part_info,
+    plot_band,
+    provenance,
+    require_same_config,
+    results_dir,
+    save_results,
+    seed_stats,
+)
+from .tasks import CORPUS_FILE, TASK_NAMES, Task, TaskSpec, load_corpus, make_tasks
 from .training import evaluate, train
 
 __all__ = [
@@ -70,8 +78,8 @@ __all__ = [
     "summarize",
 ]
 
-#: The seven contenders, in the order the course introduces them.
-METHODS: tuple[str, ...] = ("none", "sinusoidal", "learned", "shaw", "t5", "rope", "alibi")
+#: The seven contenders, in the order the course introduces them (the registry's built-in methods).
+METHODS: tuple[str, ...] = BUILTIN_METHODS
 
 #: The full configuration's language-model fit criterion: loss <= 1.5 nats (perplexity <= 4.48)
 #: on training-text windows (the copy task's is token accuracy >= 0.95).
@@ -80,105 +88,8 @@ LM_FIT_LOSS = 1.5
 #: Seed of the fit-check sequences (drawn from the training task; the evaluation uses its own seed).
 CHECK_SEED = 2024
 
-#: One colour per method (Okabe–Ito palette, colour-blind safe), the same in every figure.
-METHOD_COLORS: dict[str, str] = {
-    "none": "#000000",
-    "sinusoidal": "#E69F00",
-    "learned": "#56B4E9",
-    "shaw": "#009E73",
-    "t5": "#0072B2",
-    "rope": "#D55E00",
-    "alibi": "#CC79A7",
-}
-
-#: The character-level corpus in ``data/`` (see ``data/README.md``).
-CORPUS_FILE = "kjv_genesis.txt"
-TASK_NAMES = ("copy", "charlm")
-
-
-@dataclass(frozen=True)
-class TaskSpec:
-    """How one task is trained and evaluated.
-
-    Attributes:
-        name: ``"copy"`` or ``"charlm"``.
-        train_len: training sequence length in tokens.
-        steps: optimiser steps (one fresh batch each).
-        batch_size, lr: optimiser settings for :func:`posviz.train`.
-        eval_factors: evaluation lengths as multiples of ``train_len`` (1 = the training length).
-        shift: the shifted evaluation runs at ``train_len`` tokens with positions
-            ``shift … shift + train_len - 1``; ``None`` means ``train_len * (max(eval_factors) - 1)``,
-            so the largest position equals that of the longest evaluation.
-        eval_samples: sequences per evaluation point.
-        vocab_size, offset: the copy task's settings (ignored for ``"charlm"``).
-        valid_fraction: the last fraction of the corpus kept for evaluation (``"charlm"`` only).
-        check_every: train to the fit criterion: check it every ``check_every`` steps and stop
-            as soon as it is met, so ``steps`` is the maximum; ``None`` trains exactly ``steps``
-            steps (the criterion is still checked once at the end and recorded).
-        fit_accuracy: copy's fit criterion: token accuracy at ``train_len`` ``>=`` this.
-        fit_loss: the language model's fit criterion: loss at ``train_len`` ``<=`` this (nats
-            per character).
-        check_samples: sequences of the fit check. They are drawn from the *training* task with
-            their own seed (:data:`CHECK_SEED`), never from the evaluation data.
-
-    The fit criterion is the same for every method of a task: a run that has not met it has not
-    fit the training length, and no length claim is made from it (:func:`summarize` with
-    ``fitted_only=True`` leaves it out).
-    """
-
-    name: str
-    train_len: int
-    steps: int
-    batch_size: int = 32
-    lr: float = 3e-3
-    eval_factors: tuple[int, ...] = (1, 2, 4, 8)
-    shift: int | None = None
-    eval_samples: int = 256
-    vocab_size: int = 16
-    offset: int = 2
-    valid_fraction: float = 0.1
-    check_every: int | None = None
-    fit_accuracy: float = 0.95
-    fit_loss: float = 1.4
-    check_samples: int = 128
-
-    def __post_init__(self) -> None:
-        check_choice("name", self.name, TASK_NAMES)
-        check_int("train_len", self.train_len, minimum=self.offset + 1 if self.name == "copy" else 1)
-        check_int("steps", self.steps, minimum=1)
-        check_int("batch_size", self.batch_size, minimum=1)
-        check_positive_float("lr", self.lr)
-        check_int("eval_samples", self.eval_samples, minimum=1)
-        if not self.eval_factors or any(check_int("eval factor", f, minimum=1) < 1 for f in self.eval_factors):
-            raise ValueError(f"eval_factors must be a non-empty tuple of ints >= 1, got {self.eval_factors!r}")
-        if self.shift is not None:
-            check_int("shift", self.shift, minimum=0)
-        if not 0 < self.valid_fraction < 1:
-            raise ValueError(f"valid_fraction must lie in (0, 1), got {self.valid_fraction}")
-        if self.check_every is not None:
-            check_int("check_every", self.check_every, minimum=1)
-        check_int("check_samples", self.check_samples, minimum=1)
-        if not 0 < self.fit_accuracy <= 1:
-            raise ValueError(f"fit_accuracy must lie in (0, 1], got {self.fit_accuracy}")
-        check_positive_float("fit_loss", self.fit_loss)
-
-    @property
-    def fit_criterion(self) -> str:
-        """The fit criterion in words, e.g. ``"token accuracy at L=32 >= 0.95"``."""
-        if self.name == "copy":
-            return f"token accuracy at L={self.train_len} >= {self.fit_accuracy:g}"
-        return f"loss at L={self.train_len} <= {self.fit_loss:g} nats (perplexity <= {math.exp(self.fit_loss):.2f})"
-
-    @property
-    def eval_shift(self) -> int:
-        """The position shift of the shifted evaluation, in tokens."""
-        return self.train_len * (max(self.eval_factors) - 1) if self.shift is None else self.shift
-
-    @property
-    def max_len(self) -> int:
-        """Positions every model must accept: the longest evaluation or the shifted one."""
-        return max(self.train_len * max(self.eval_factors), self.eval_shift + self.train_len)
-
+#: One colour per method, the same in every figure (from each method's registration).
+METHOD_COLORS: dict[str, str] = {name: POSITION_METHODS[name].color for name in METHODS}
 
 @dataclass(frozen=True)
 class ShowdownConfig:
@@ -249,7 +160,7 @@ SMALL = ShowdownConfig(
     ),
 )
 
-#: The configuration ``python -m posviz.experiments --preset full`` runs (tens of minutes on CPU).
+#: The configuration ``python -m posviz.showdown --preset full`` runs (tens of minutes on CPU).
 FULL = ShowdownConfig(
     name="showdown_full",
     seeds=(0, 1, 2),
@@ -268,29 +179,18 @@ FULL = ShowdownConfig(
 PRESETS = {"small": SMALL, "full": FULL}
 
 
-def load_corpus() -> str:
-    """The text of ``data/kjv_genesis.txt`` (Genesis, King James Version; about 197 000 characters)."""
-    return (data_dir() / CORPUS_FILE).read_text(encoding="utf-8")
+class ModelSize(Protocol):
+    """What :func:`build_model` reads from a configuration (:class:`ShowdownConfig`,
+    :class:`posviz.extension.ExtensionConfig`)."""
+
+    d_model: int
+    num_heads: int
+    num_layers: int
 
 
-def make_tasks(spec: TaskSpec, corpus: str | None = None) -> tuple[Task, Task]:
-    """The ``(train_task, eval_task)`` of ``spec``.
-
-    For ``"copy"`` both are the same task (evaluation draws from its own seed). For ``"charlm"``
-    the training task reads the first ``1 - valid_fraction`` of the corpus and the evaluation
-    task the rest, with the alphabet of the whole corpus.
-    """
-    if spec.name == "copy":
-        task = OffsetCopyTask(vocab_size=spec.vocab_size, offset=spec.offset)
-        return task, task
-    text = load_corpus() if corpus is None else corpus
-    cut = int(len(text) * (1 - spec.valid_fraction))
-    alphabet = "".join(sorted(set(text)))
-    return CharLMTask(text[:cut], alphabet), CharLMTask(text[cut:], alphabet)
-
-
-def build_model(method: str, spec: TaskSpec, config: ShowdownConfig, vocab_size: int) -> TinyTransformer:
-    """The causal model of one run, with ``max_len = spec.max_len`` for every method.
+def build_model(method: str, spec: TaskSpec, config: ModelSize, vocab_size: int) -> TinyTransformer:
+    """The causal model of one run, with ``max_len = spec.max_len`` for every method and the
+    size (``d_model``, ``num_heads``, ``num_layers``) of ``config``.
 
     For ``"learned"`` this means the table has rows for every evaluated position, but only rows
     ``0 … train_len - 1`` are ever trained: the rest keep their random initial values.
@@ -419,45 +319,6 @@ def run_one(
     return record, model
 
 
-def _versions() -> dict[str, str]:
-    import matplotlib
-
-    from . import __version__
-
-    return {
-        "python": platform.python_version(),
-        "torch": torch.__version__,
-        "numpy": np.__version__,
-        "matplotlib": matplotlib.__version__,
-        "posviz": __version__,
-    }
-
-
-def _provenance(start: float, cpu_start: float) -> dict:
-    """Versions, date (UTC), platform, torch threads, wall and CPU seconds since ``start``/``cpu_start``
-    (``time.perf_counter()`` / ``time.process_time()``): what every stored result carries."""
-    return {
-        "versions": _versions(),
-        "date": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
-        "platform": platform.platform(),
-        "torch_threads": torch.get_num_threads(),
-        "seconds": time.perf_counter() - start,
-        "cpu_seconds": time.process_time() - cpu_start,
-    }
-
-
-def seed_stats(values: Sequence[float]) -> dict[str, float]:
-    """Mean, sample std (0 for one value), min, max and count ``n`` of one cell's values over seeds."""
-    arr = np.asarray(values, dtype=np.float64)
-    return {
-        "mean": float(arr.mean()),
-        "std": float(arr.std(ddof=1)) if len(arr) > 1 else 0.0,
-        "min": float(arr.min()),
-        "max": float(arr.max()),
-        "n": len(arr),
-    }
-
-
 def run_showdown(
     config: ShowdownConfig,
     *,
@@ -497,7 +358,7 @@ def run_showdown(
         return {
             "config": config.to_dict(),
             "seeds": list(config.seeds),
-            **_provenance(start, cpu_start),
+            **provenance(start, cpu_start),
             "complete": complete,
             "runs": records,
         }
@@ -517,34 +378,6 @@ def run_showdown(
     return results
 
 
-def results_dir() -> Path:
-    """``data/results/`` (created if missing)."""
-    path = data_dir() / "results"
-    path.mkdir(exist_ok=True)
-    return path
-
-
-def save_results(results: dict, path: str | Path) -> Path:
-    """Write ``results`` (from :func:`run_showdown`, without models) as indented UTF-8 JSON."""
-    path = Path(path)
-    payload = {k: v for k, v in results.items() if k != "models"}
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(payload, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
-    return path
-
-
-def load_results(path: str | Path) -> dict:
-    """Read a results file written by :func:`save_results`.
-
-    Raises:
-        FileNotFoundError: if ``path`` does not exist. ValueError: if it lacks ``config`` or ``runs``.
-    """
-    data = json.loads(Path(path).read_text(encoding="utf-8"))
-    if not isinstance(data, dict) or "config" not in data or "runs" not in data:
-        raise ValueError(f"{path} is not a showdown results file (needs 'config' and 'runs')")
-    return data
-
-
 def merge_results(*parts: dict) -> dict:
     """Combine results files of one configuration run in parts (e.g. a few methods at a time).
 
@@ -557,17 +390,9 @@ def merge_results(*parts: dict) -> dict:
     Raises:
         ValueError: if no part is given, if the configurations differ, or if a run appears twice.
     """
-    if not parts:
-        raise ValueError("merge_results needs at least one results dict")
-
-    def core(part):
-        return {k: v for k, v in part["config"].items() if k not in ("name", "methods", "tasks", "seeds")}
-
-    reference = core(parts[0])
+    require_same_config(parts, ignore=("name", "methods", "tasks", "seeds"), what="showdown results")
     tasks: dict[str, dict] = {}
     for part in parts:
-        if core(part) != reference:
-            raise ValueError(f"cannot merge {part['config']['name']!r}: its configuration differs from the first part")
         for spec in part["config"]["tasks"]:
             if tasks.setdefault(spec["name"], spec) != spec:
                 raise ValueError(f"cannot merge {part['config']['name']!r}: task {spec['name']!r} has other settings")
@@ -578,12 +403,7 @@ def merge_results(*parts: dict) -> dict:
     methods = {r["method"] for r in runs}
     ordered = [m for m in METHODS if m in methods] + sorted(methods - set(METHODS))
     info = [
-        {k: part.get(k) for k in ("date", "versions", "platform", "torch_threads", "seconds", "cpu_seconds", "complete")}
-        | {
-            "name": part["config"]["name"],
-            "methods": part["config"]["methods"],
-            "tasks": [spec["name"] for spec in part["config"]["tasks"]],
-        }
+        part_info(part, "name", "methods") | {"complete": part.get("complete"), "tasks": [t["name"] for t in part["config"]["tasks"]]}
         for part in parts
     ]
     ordered_tasks = [tasks[name] for name in TASK_NAMES if name in tasks]
@@ -596,7 +416,7 @@ def fit_counts(results: dict | Sequence[dict]) -> dict[tuple[str, str], tuple[in
     """``{(task, method): (runs that met the fit criterion, runs)}``.
 
     Raises:
-        ValueError: if a run has no ``fit`` status (a results file older than the fit criterion).
+        ValueError: if a run has no ``fit`` status.
     """
     runs = results["runs"] if isinstance(results, dict) else results
     out: dict[tuple[str, str], tuple[int, int]] = {}
@@ -652,7 +472,7 @@ def plot_metric_vs_length(
 ):
     """Mean ± spread (min–max over seeds, shaded) of ``metric`` against evaluation length.
 
-    One line per method in :data:`METHOD_COLORS`; a dotted vertical line marks the training
+    One line per method in its registered colour; a dotted vertical line marks the training
     length. Only unshifted evaluations are drawn. With ``mark_unfit`` (results with a fit
     status), a method is drawn from its fitted runs only, labelled ``"method (fit k/n)"`` when
     some runs did not fit; a method with no fitted run is drawn from all its runs, dashed and
@@ -663,30 +483,24 @@ def plot_metric_vs_length(
     from .style import t
 
     summary = summarize(results, metric)
-    fitted = summarize(results, metric, fitted_only=True) if mark_unfit else summary
     counts = fit_counts(results) if mark_unfit else {}
+    runs = {"all": results["runs"], "fitted": [r for r in results["runs"] if r.get("fit")] if mark_unfit else results["runs"]}
     if methods is None:
         methods = [m for m in METHODS if any(k[0] == task and k[1] == m for k in summary)]
     if ax is None:
         _, ax = plt.subplots(figsize=(7, 4))
     for method in methods:
-        label, style, source = method, "-", fitted
+        label, style, source = method, "-", "fitted"
         if mark_unfit:
             k, n = counts.get((task, method), (0, 0))
             if k == 0:
-                label, style, source = t(f"{method} (기준 미달)", f"{method} (unfit)"), "--", summary
+                label, style, source = t(f"{method} (기준 미달)", f"{method} (unfit)"), "--", "all"
             elif k < n:
                 label = t(f"{method} (기준 통과 {k}/{n})", f"{method} (fit {k}/{n})")
-        keys = sorted(k for k in source if k[0] == task and k[1] == method and k[3] == 0)
-        if not keys:
+        x, rows = _per_seed(runs[source], task, method, metric)
+        if not x:
             continue
-        x = np.array([k[2] for k in keys])
-        mean = np.array([source[k]["mean"] for k in keys])
-        low = np.array([source[k]["min"] for k in keys])
-        high = np.array([source[k]["max"] for k in keys])
-        color = METHOD_COLORS.get(method)
-        ax.plot(x, mean, marker="o", color=color, label=label, linestyle=style)
-        ax.fill_between(x, low, high, color=color, alpha=0.15, linewidth=0)
+        plot_band(ax, x, rows, color=method_color(method), label=label, linestyle=style, marker="o")
     ax.set_xscale("log", base=2)
     if log_y:
         ax.set_yscale("log")
@@ -701,9 +515,22 @@ def plot_metric_vs_length(
     return ax
 
 
+def _per_seed(runs: Sequence[dict], task: str, method: str, metric: str) -> tuple[list[int], list[list[float]]]:
+    """Unshifted evaluation lengths and one row of ``metric`` per seed, for one (task, method)."""
+    chosen = sorted((r for r in runs if r["task"] == task and r["method"] == method), key=lambda r: r["seed"])
+    if not chosen:
+        return [], []
+    lengths = sorted(int(e["length"]) for e in chosen[0]["evals"] if int(e["shift"]) == 0)
+    rows = [
+        [next(float(e[metric]) for e in r["evals"] if int(e["length"]) == n and int(e["shift"]) == 0) for n in lengths]
+        for r in chosen
+    ]
+    return lengths, rows
+
+
 def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
-        prog="python -m posviz.experiments",
+        prog="python -m posviz.showdown",
         description="Train tiny Transformers with each position method and write data/results/<name>.json.",
     )
     parser.add_argument("--preset", choices=sorted(PRESETS), default="full", help="configuration (default: full)")

@@ -9,7 +9,7 @@ import torch
 
 import posviz
 from posviz import CharLMTask, TinyTransformer
-from posviz import experiments as ex
+from posviz import showdown as ex
 
 TINY = ex.ShowdownConfig(
     name="tiny",

@@ -9,7 +9,7 @@ from hf import transformers_with_torch
 
 import posviz
 from posviz import (
-    CONTEXT_METHODS,
+    CONTEXT_RULES,
     RotaryEmbedding,
     apply_rope,
     ntk_scaled_base,
@@ -67,7 +67,7 @@ def test_none_and_linear_rules():
     freqs, att = scaled_rope_frequencies(64)
     np.testing.assert_allclose(freqs, theta, rtol=1e-14)
     assert freqs.dtype == np.float64 and freqs.shape == (32,) and att == 1.0
-    freqs, att = scaled_rope_frequencies(64, method="linear", factor=4.0)
+    freqs, att = scaled_rope_frequencies(64, rule="linear", factor=4.0)
     np.testing.assert_allclose(freqs, theta / 4, rtol=1e-14)
     assert att == 1.0
     # PI = positions × 1/s (Chen et al. eq. 4): same angles as position_scale
@@ -78,7 +78,7 @@ def test_none_and_linear_rules():
 
 def test_ntk_rule_and_consistency_with_ntk_scaled_base():
     d, base, s = 128, 10000.0, 4.0
-    freqs, att = scaled_rope_frequencies(d, base=base, method="ntk", factor=s)
+    freqs, att = scaled_rope_frequencies(d, base=base, rule="ntk", factor=s)
     new_base = base * s ** (d / (d - 2))
     np.testing.assert_allclose(freqs, _theta(d, new_base), rtol=1e-13)
     np.testing.assert_allclose(freqs, rope_frequencies(d, ntk_scaled_base(base, d, s)), rtol=0)
@@ -95,7 +95,7 @@ def test_ntk_known_numbers_for_the_notebook_05_figure():
     theta = rope_frequencies(d, base)
     slow = 2 * np.pi / theta > L0
     assert slow.sum() == 23
-    ntk, _ = scaled_rope_frequencies(d, base=base, method="ntk", factor=s)
+    ntk, _ = scaled_rope_frequencies(d, base=base, rule="ntk", factor=s)
     slowdown = theta[slow] / ntk[slow]  # 1 = untouched, s = fully interpolated
     assert slowdown.min() == pytest.approx(2.465, abs=1e-3) and slowdown.max() == pytest.approx(s, rel=1e-12)
     # their largest angle at the target length s·L0, in units of the largest angle seen in training
@@ -111,19 +111,19 @@ def test_dynamic_rule():
         (1024, base),
         (4096, base * (s * 4096 / L0 - (s - 1)) ** (d / (d - 2))),
     ]:
-        freqs, att = scaled_rope_frequencies(d, base=base, method="dynamic", factor=s, original_context=L0, seq_len=seq_len)
+        freqs, att = scaled_rope_frequencies(d, base=base, rule="dynamic", factor=s, original_context=L0, seq_len=seq_len)
         np.testing.assert_allclose(freqs, _theta(d, expect_base), rtol=1e-13)
         assert att == 1.0
     # factor 1 at L = 4 L0 equals static NTK with s = 4 (YaRN §3.3's dynamic s = L/L0)
-    dyn, _ = scaled_rope_frequencies(d, method="dynamic", factor=1.0, original_context=L0, seq_len=4 * L0)
-    np.testing.assert_allclose(dyn, scaled_rope_frequencies(d, method="ntk", factor=4.0)[0], rtol=1e-13)
+    dyn, _ = scaled_rope_frequencies(d, rule="dynamic", factor=1.0, original_context=L0, seq_len=4 * L0)
+    np.testing.assert_allclose(dyn, scaled_rope_frequencies(d, rule="ntk", factor=4.0)[0], rtol=1e-13)
 
 
 @pytest.mark.parametrize(
     "d, base, s, L0", [(128, 10000.0, 16.0, 4096), (128, 1_000_000.0, 4.0, 32768), (16, 10000.0, 8.0, 64), (64, 500.0, 2.0, 16)]
 )
 def test_yarn_rule_matches_reference_transcription(d, base, s, L0):
-    freqs, att = scaled_rope_frequencies(d, base=base, method="yarn", factor=s, original_context=L0)
+    freqs, att = scaled_rope_frequencies(d, base=base, rule="yarn", factor=s, original_context=L0)
     expect, mscale = _yarn_reference(d, base, s, L0)
     np.testing.assert_allclose(freqs, expect, rtol=1e-13)
     assert att == pytest.approx(mscale, rel=1e-15)
@@ -134,7 +134,7 @@ def test_yarn_known_values_llama2_64k():
     assert yarn_correction_range(128, base=10000.0, original_context=4096) == (20, 46)
     assert yarn_attention_factor(16.0) == pytest.approx(1.2772588722239782, rel=1e-15)
     assert yarn_attention_factor(1.0) == 1.0 and yarn_attention_factor(0.5) == 1.0
-    freqs, _ = scaled_rope_frequencies(128, method="yarn", factor=16.0, original_context=4096)
+    freqs, _ = scaled_rope_frequencies(128, rule="yarn", factor=16.0, original_context=4096)
     ratio = freqs / rope_frequencies(128)
     np.testing.assert_array_equal(ratio[:21], 1.0)  # pairs 0..20 kept
     np.testing.assert_allclose(ratio[46:], 1 / 16, rtol=1e-12)  # pairs 46..63 interpolated
@@ -146,7 +146,7 @@ def test_yarn_known_values_llama2_64k():
 
 def test_llama3_rule_and_known_band_counts():
     d, base, s, L0 = 128, 500000.0, 8.0, 8192
-    freqs, att = scaled_rope_frequencies(d, base=base, method="llama3", factor=s, original_context=L0)
+    freqs, att = scaled_rope_frequencies(d, base=base, rule="llama3", factor=s, original_context=L0)
     np.testing.assert_allclose(freqs, _llama3_reference(d, base, s, L0), rtol=1e-13)
     assert att == 1.0
     ratio = freqs / rope_frequencies(d, base)
@@ -154,35 +154,35 @@ def test_llama3_rule_and_known_band_counts():
     assert kept.sum() == 29 and divided.sum() == 29  # Llama 3.1 8B: pairs 0-28 kept, 35-63 divided by 8
     assert np.flatnonzero(~kept & ~divided).tolist() == [29, 30, 31, 32, 33, 34]
     other, _ = scaled_rope_frequencies(
-        32, base=10000.0, method="llama3", factor=4.0, original_context=256, low_freq_factor=2.0, high_freq_factor=8.0
+        32, base=10000.0, rule="llama3", factor=4.0, original_context=256, low_freq_factor=2.0, high_freq_factor=8.0
     )
     np.testing.assert_allclose(other, _llama3_reference(32, 10000.0, 4.0, 256, 2.0, 8.0), rtol=1e-13)
 
 
-def test_every_method_is_identity_at_factor_one_except_where_stated():
-    for method in CONTEXT_METHODS:
-        freqs, att = scaled_rope_frequencies(32, method=method, factor=1.0, original_context=128, seq_len=64)
-        np.testing.assert_allclose(freqs, rope_frequencies(32), rtol=1e-13, err_msg=method)
+def test_every_rule_is_identity_at_factor_one_except_where_stated():
+    for rule in CONTEXT_RULES:
+        freqs, att = scaled_rope_frequencies(32, rule=rule, factor=1.0, original_context=128, seq_len=64)
+        np.testing.assert_allclose(freqs, rope_frequencies(32), rtol=1e-13, err_msg=rule)
         assert att == 1.0
 
 
 @pytest.mark.parametrize(
     "kwargs, match",
     [
-        (dict(method="ntk-aware"), "method must be one of"),
-        (dict(method="linear", factor=0.0), "factor must be"),
-        (dict(method="linear", factor=-2.0), "factor must be"),
-        (dict(method="yarn", factor=4.0), "needs original_context"),
-        (dict(method="llama3", factor=4.0), "needs original_context"),
-        (dict(method="dynamic", factor=4.0), "needs original_context"),
-        (dict(method="yarn", factor=4.0, original_context=0), "original_context must be >= 1"),
-        (dict(method="yarn", factor=4.0, original_context=64, beta_fast=1.0, beta_slow=1.0), "beta_fast must be > beta_slow"),
-        (dict(method="yarn", factor=4.0, original_context=64, beta_slow=0.0), "beta_slow must be"),
+        (dict(rule="ntk-aware"), "rule must be one of"),
+        (dict(rule="linear", factor=0.0), "factor must be"),
+        (dict(rule="linear", factor=-2.0), "factor must be"),
+        (dict(rule="yarn", factor=4.0), "needs original_context"),
+        (dict(rule="llama3", factor=4.0), "needs original_context"),
+        (dict(rule="dynamic", factor=4.0), "needs original_context"),
+        (dict(rule="yarn", factor=4.0, original_context=0), "original_context must be >= 1"),
+        (dict(rule="yarn", factor=4.0, original_context=64, beta_fast=1.0, beta_slow=1.0), "beta_fast must be > beta_slow"),
+        (dict(rule="yarn", factor=4.0, original_context=64, beta_slow=0.0), "beta_slow must be"),
         (
-            dict(method="llama3", factor=4.0, original_context=64, low_freq_factor=4.0, high_freq_factor=4.0),
+            dict(rule="llama3", factor=4.0, original_context=64, low_freq_factor=4.0, high_freq_factor=4.0),
             "high_freq_factor must be > low_freq_factor",
         ),
-        (dict(method="dynamic", original_context=64, seq_len=0), "seq_len must be >= 1"),
+        (dict(rule="dynamic", original_context=64, seq_len=0), "seq_len must be >= 1"),
     ],
 )
 def test_errors_name_what_is_wrong(kwargs, match):
@@ -196,7 +196,7 @@ def test_head_dim_errors():
     with pytest.raises(ValueError, match=">= 2"):
         scaled_rope_frequencies(0)
     with pytest.raises(ValueError, match=">= 4 for NTK"):
-        scaled_rope_frequencies(2, method="ntk", factor=2.0)
+        scaled_rope_frequencies(2, rule="ntk", factor=2.0)
     with pytest.raises(TypeError):
         scaled_rope_frequencies(16.0)
     with pytest.raises(TypeError):
@@ -209,13 +209,13 @@ def test_head_dim_errors():
 def test_apply_rope_with_frequencies_and_attention_factor():
     gen = torch.Generator().manual_seed(3)
     x = torch.randn(2, 3, 20, 16, dtype=torch.float64, generator=gen)
-    pi, _ = scaled_rope_frequencies(16, method="linear", factor=4.0)
+    pi, _ = scaled_rope_frequencies(16, rule="linear", factor=4.0)
     np.testing.assert_allclose(apply_rope(x, frequencies=pi), apply_rope(x, position_scale=0.25), atol=1e-12)
-    ntk, _ = scaled_rope_frequencies(16, method="ntk", factor=4.0)
+    ntk, _ = scaled_rope_frequencies(16, rule="ntk", factor=4.0)
     np.testing.assert_allclose(
         apply_rope(x, frequencies=torch.tensor(ntk)), apply_rope(x, base=ntk_scaled_base(10000.0, 16, 4.0)), atol=1e-12
     )
-    yarn, att = scaled_rope_frequencies(16, method="yarn", factor=4.0, original_context=20)
+    yarn, att = scaled_rope_frequencies(16, rule="yarn", factor=4.0, original_context=20)
     scaled = apply_rope(x, frequencies=yarn, attention_factor=att)
     np.testing.assert_allclose(scaled, att * apply_rope(x, frequencies=yarn), atol=1e-12)
     # the logits of rotated queries and keys grow by att²
@@ -235,7 +235,7 @@ def test_rotary_embedding_set_frequencies_matches_apply_rope_inside_and_outside_
     x = torch.randn(2, 40, 16, generator=gen)
     rope = RotaryEmbedding(16, max_len=32)
     plain = rope(x[:, :32])
-    freqs, att = scaled_rope_frequencies(16, method="yarn", factor=4.0, original_context=32)
+    freqs, att = scaled_rope_frequencies(16, rule="yarn", factor=4.0, original_context=32)
     rope.set_frequencies(freqs, attention_factor=att)
     expect = apply_rope(x, frequencies=freqs, attention_factor=att)
     torch.testing.assert_close(rope(x[:, :32]), expect[:, :32], atol=1e-6, rtol=1e-6)  # cached
@@ -253,18 +253,18 @@ def test_set_rope_frequencies_on_a_model():
     tokens = torch.randint(0, 10, (2, 48))
     with torch.no_grad():
         before = model(tokens)
-        assert set_rope_frequencies(model, method="linear", factor=2.0) == 2
+        assert set_rope_frequencies(model, rule="linear", factor=2.0) == 2
         rotary = model.blocks[0].attn.rotary
         np.testing.assert_allclose(rotary.frequencies, rope_frequencies(16) / 2, rtol=1e-15)
         changed = model(tokens)
         assert not torch.allclose(changed, before)
-        set_rope_frequencies(model, method="none")
+        set_rope_frequencies(model, rule="none")
         torch.testing.assert_close(model(tokens), before, atol=1e-6, rtol=1e-6)
         set_rope_frequencies(model, rope_frequencies(16) / 2)
         torch.testing.assert_close(model(tokens), changed, atol=1e-6, rtol=1e-6)
     with pytest.raises(ValueError, match="not both"):
-        set_rope_frequencies(model, rope_frequencies(16), method="linear")
-    assert set_rope_frequencies(posviz.TinyTransformer(10, position="alibi"), method="none") == 0
+        set_rope_frequencies(model, rope_frequencies(16), rule="linear")
+    assert set_rope_frequencies(posviz.TinyTransformer(10, position="alibi"), rule="none") == 0
 
 
 # --- Hugging Face as an oracle (float32 there) ------------------------------------------------
@@ -291,7 +291,7 @@ def _hf(rope_type, d, base, L0, *, factor=None, max_pos=None, seq_len=None, **ex
 
 
 HF_CASES = [
-    # (rope_type, our method, d, base, L0, factor, extra HF keys / our keys)
+    # (rope_type, our rule, d, base, L0, factor, extra HF keys / our keys)
     ("linear", "linear", 128, 10000.0, 4096, 4.0, {}),
     ("yarn", "yarn", 128, 10000.0, 4096, 16.0, {}),
     ("yarn", "yarn", 128, 1_000_000.0, 32768, 4.0, {}),
@@ -302,10 +302,10 @@ HF_CASES = [
 ]
 
 
-@pytest.mark.parametrize("rope_type, method, d, base, L0, factor, extra", HF_CASES)
-def test_matches_hugging_face(rope_type, method, d, base, L0, factor, extra):
+@pytest.mark.parametrize("rope_type, rule, d, base, L0, factor, extra", HF_CASES)
+def test_matches_hugging_face(rope_type, rule, d, base, L0, factor, extra):
     hf_freqs, hf_att = _hf(rope_type, d, base, L0, factor=factor, max_pos=int(L0 * factor), **extra)
-    ours, att = scaled_rope_frequencies(d, base=base, method=method, factor=factor, original_context=L0, **extra)
+    ours, att = scaled_rope_frequencies(d, base=base, rule=rule, factor=factor, original_context=L0, **extra)
     np.testing.assert_allclose(ours, hf_freqs, rtol=2e-6, atol=0)  # HF works in float32
     assert att == pytest.approx(hf_att, rel=1e-12)
 
@@ -313,10 +313,10 @@ def test_matches_hugging_face(rope_type, method, d, base, L0, factor, extra):
 @pytest.mark.parametrize("factor, seq_len", [(2.0, 8192), (4.0, 16384), (1.0, 8192), (2.0, 2048)])
 def test_dynamic_and_ntk_match_hugging_face(factor, seq_len):
     hf_freqs, hf_att = _hf("dynamic", 128, 10000.0, 4096, factor=factor, seq_len=seq_len)
-    ours, att = scaled_rope_frequencies(128, method="dynamic", factor=factor, original_context=4096, seq_len=seq_len)
+    ours, att = scaled_rope_frequencies(128, rule="dynamic", factor=factor, original_context=4096, seq_len=seq_len)
     np.testing.assert_allclose(ours, hf_freqs, rtol=2e-6)
     assert att == hf_att == 1.0
     # static NTK-aware at s = L/L0 is HF's dynamic rule with factor 1 at length L
     hf_ntk, _ = _hf("dynamic", 128, 10000.0, 4096, factor=1.0, seq_len=seq_len)
-    ntk, _ = scaled_rope_frequencies(128, method="ntk", factor=max(seq_len / 4096, 1.0))
+    ntk, _ = scaled_rope_frequencies(128, rule="ntk", factor=max(seq_len / 4096, 1.0))
     np.testing.assert_allclose(ntk, hf_ntk, rtol=2e-6)
