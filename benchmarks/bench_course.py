@@ -14,7 +14,7 @@ What is measured (``time.perf_counter`` around each command, run as a subprocess
    the Korean and English editions, renders the three editions;
 3. cached ``site``: ``tools/website.py`` again: nothing executed, pages rendered again.
 
-Targets (issue 12): the whole course (``run``) within 2.5 minutes on a 2-core machine, and the
+Targets: the whole course (``run``) within 2.5 minutes on a 2-core machine, and the
 first ``site`` after ``run`` within 2 times ``run``. The ratios printed are ``site / run``. Times
 depend on the machine and on what else runs on it; say which machine (cores, load) with numbers.
 This script removes ``build/executed-editions/`` and ``build/site/`` (build outputs, not sources).

@@ -24,6 +24,7 @@ Conventions (they differ between sources; every function here states which one i
 
 from __future__ import annotations
 
+import dataclasses
 import numbers
 
 import numpy as np
@@ -362,6 +363,21 @@ def apply_rope(
     return _rotate(x, cos, sin, layout, rotary_dim)
 
 
+@dataclasses.dataclass(frozen=True)
+class _RotarySettings:
+    """The RoPE keywords of :func:`apply_rope` that a :class:`RotaryEmbedding` keeps (declared once)."""
+
+    base: float = 10000.0
+    layout: str = "interleaved"
+    position_scale: float = 1.0
+    rotary_dim: int | None = None
+    frequencies: object = None
+    attention_factor: float = 1.0
+
+    def as_keywords(self) -> dict:
+        return {field.name: getattr(self, field.name) for field in dataclasses.fields(self)}
+
+
 class RotaryEmbedding(nn.Module):
     """:func:`apply_rope` with the cos/sin tables cached for positions ``0 … max_len − 1``.
 
@@ -373,8 +389,8 @@ class RotaryEmbedding(nn.Module):
     Args:
         head_dim: even head dimension.
         max_len: number of cached positions, ``>= 1``.
-        base, layout, position_scale, rotary_dim, frequencies, attention_factor: as in
-            :func:`apply_rope`. :meth:`set_frequencies` changes the last two later (context
+        **rotary: ``base``, ``layout``, ``position_scale``, ``rotary_dim``, ``frequencies``,
+            ``attention_factor``, as in :func:`apply_rope`. :meth:`set_frequencies` changes the last two later (context
             extension without touching the weights; see :func:`posviz.set_rope_frequencies`).
 
     Shapes:
@@ -386,28 +402,18 @@ class RotaryEmbedding(nn.Module):
         ValueError / TypeError: as :func:`apply_rope`, and if ``x.shape[-1] != head_dim``.
     """
 
-    def __init__(
-        self,
-        head_dim: int,
-        max_len: int = 2048,
-        *,
-        base: float = 10000.0,
-        layout: str = "interleaved",
-        position_scale: float = 1.0,
-        rotary_dim: int | None = None,
-        frequencies=None,
-        attention_factor: float = 1.0,
-    ) -> None:
+    def __init__(self, head_dim: int, max_len: int = 2048, **rotary) -> None:
         super().__init__()
+        settings = _RotarySettings(**rotary)  # TypeError for a keyword apply_rope does not take
         self.head_dim = check_head_dim(head_dim)
         self.max_len = check_int("max_len", max_len, minimum=1)
-        self.base = check_positive_float("base", base)
-        self.layout = check_choice("layout", layout, ROPE_LAYOUTS)
-        self.position_scale = _check_scale(position_scale)
-        self.rotary_dim = _check_rotary_dim(rotary_dim, self.head_dim)
+        self.base = check_positive_float("base", settings.base)
+        self.layout = check_choice("layout", settings.layout, ROPE_LAYOUTS)
+        self.position_scale = _check_scale(settings.position_scale)
+        self.rotary_dim = _check_rotary_dim(settings.rotary_dim, self.head_dim)
         self.register_buffer("cos", torch.empty(0), persistent=False)
         self.register_buffer("sin", torch.empty(0), persistent=False)
-        self.set_frequencies(frequencies, attention_factor=attention_factor)
+        self.set_frequencies(settings.frequencies, attention_factor=settings.attention_factor)
 
     def set_frequencies(self, frequencies=None, *, attention_factor: float = 1.0) -> None:
         """Use ``frequencies`` (``(rotary_dim // 2,)``, radians per token; ``None``: plain
@@ -436,17 +442,14 @@ class RotaryEmbedding(nn.Module):
         pos = _check_positions(positions, x.shape[:-1], x.device)
         in_cache = pos.numel() == 0 or (int(pos.min()) >= 0 and int(pos.max()) < self.max_len)
         if not in_cache or x.dtype == torch.float64:
-            return apply_rope(
-                x,
-                pos,
-                base=self.base,
-                layout=self.layout,
-                position_scale=self.position_scale,
-                rotary_dim=self.rotary_dim,
-                frequencies=self.frequencies,
-                attention_factor=self.attention_factor,
-            )
+            return apply_rope(x, pos, **self.settings().as_keywords())
         return _rotate(x, self.cos[pos], self.sin[pos], self.layout, self.rotary_dim)
+
+    def settings(self) -> _RotarySettings:
+        """The current keywords, as :func:`apply_rope` takes them."""
+        return _RotarySettings(
+            **{field.name: getattr(self, field.name) for field in dataclasses.fields(_RotarySettings)}
+        )
 
     def extra_repr(self) -> str:
         return (
@@ -468,8 +471,9 @@ class RotaryMultiheadAttention(MultiheadSelfAttention):
         d_model, num_heads, causal: as in :class:`~posviz.attention.MultiheadSelfAttention`;
             ``d_model // num_heads`` must be even.
         max_len: cached positions of the :class:`RotaryEmbedding` (longer inputs still work).
-        base, layout, position_scale, rotary_dim, frequencies, attention_factor: as in
-            :func:`apply_rope` (change them later with ``self.rotary.set_frequencies``).
+        **rotary: ``base``, ``layout``, ``position_scale``, ``rotary_dim``, ``frequencies``,
+            ``attention_factor``, as in :func:`apply_rope` (change the last two later with
+            ``self.rotary.set_frequencies``).
 
     Shapes:
         As :class:`~posviz.attention.MultiheadSelfAttention`; ``positions`` (``(batch, seq_len)``) are
@@ -486,24 +490,10 @@ class RotaryMultiheadAttention(MultiheadSelfAttention):
         *,
         causal: bool = False,
         max_len: int = 2048,
-        base: float = 10000.0,
-        layout: str = "interleaved",
-        position_scale: float = 1.0,
-        rotary_dim: int | None = None,
-        frequencies=None,
-        attention_factor: float = 1.0,
+        **rotary,
     ) -> None:
         super().__init__(d_model, num_heads, causal=causal)
-        self.rotary = RotaryEmbedding(
-            self.head_dim,
-            max_len,
-            base=base,
-            layout=layout,
-            position_scale=position_scale,
-            rotary_dim=rotary_dim,
-            frequencies=frequencies,
-            attention_factor=attention_factor,
-        )
+        self.rotary = RotaryEmbedding(self.head_dim, max_len, **rotary)
 
     def attend(self, q, k, v, *, mask, positions):
         pos = positions[:, None, :]  # (batch, 1, seq_len): the same positions for every head

@@ -13,7 +13,6 @@ Every notebook starts with ``posviz.setup(lang=...)``. It
 from __future__ import annotations
 
 import dataclasses
-import json
 import os
 import platform
 import random
@@ -22,9 +21,10 @@ from pathlib import Path
 
 import numpy as np
 
+from . import _textlog
+
 __all__ = [
     "LANGUAGES",
-    "enable_figure_text_log",
     "get_language",
     "seed_everything",
     "set_language",
@@ -55,10 +55,6 @@ _LATIN_FALLBACK = "DejaVu Sans"  # ships with matplotlib; has U+2212 MINUS SIGN 
 
 _language = "both"
 
-#: Environment variable naming a file: if set when :func:`setup` runs, figure text is logged there.
-FIGURE_TEXT_ENV = "POSVIZ_FIGURE_TEXT"
-_text_log: Path | None = None
-_draw_patched = False
 
 
 def seed_everything(seed: int) -> None:
@@ -176,63 +172,12 @@ def t(ko: str, en: str, *, sep: str = " · ") -> str:
     Returns:
         ``ko``, ``en``, or ``ko + sep + en``.
     """
-    if _text_log is not None:
-        _log({"kind": "t", "ko": ko, "en": en, "sep": sep})
+    _textlog.record_t(ko, en, sep)
     if _language == "ko":
         return ko
     if _language == "en":
         return en
     return f"{ko}{sep}{en}"
-
-
-def _log(record: dict) -> None:
-    with _text_log.open("a", encoding="utf-8") as handle:
-        handle.write(json.dumps(record, ensure_ascii=False) + "\n")
-
-
-def enable_figure_text_log(path: str | Path | None) -> None:
-    """Append every :func:`t` call and every text of every figure drawn to ``path`` (JSON lines).
-
-    For the course's tests (``tests/test_notebooks.py``, checked by ``tools/textcheck.py``): a
-    ``t(ko, en)`` call is logged as ``{"kind": "t", "ko", "en", "sep"}``; each time a figure is
-    drawn (shown inline, saved, or ``canvas.draw()``), each visible, non-empty text in it
-    (titles, axis labels, tick labels, legend entries, annotations, colorbar labels) is logged as
-    ``{"kind": "text", "text", "where"}``, ``where`` naming the figure by its first title.
-    :func:`setup` calls this when the environment variable ``POSVIZ_FIGURE_TEXT`` is set.
-    Calling it again changes the file; ``None`` stops logging.
-
-    Raises:
-        TypeError: if ``path`` is not a ``str``, ``Path`` or ``None``.
-    """
-    global _text_log, _draw_patched
-    if path is not None and not isinstance(path, (str, Path)):
-        raise TypeError(f"path must be a str, Path or None, got {type(path).__name__}")
-    _text_log = None if path is None else Path(path)
-    if _draw_patched or path is None:
-        return
-    _draw_patched = True
-    from matplotlib.figure import Figure
-    from matplotlib.text import Text
-
-    original_draw = Figure.draw
-
-    def draw_and_log(figure, renderer):
-        result = original_draw(figure, renderer)
-        if _text_log is None:
-            return result
-        texts = [
-            text.get_text()
-            for text in figure.findobj(Text)
-            if text.get_visible() and text.get_text().strip()
-        ]
-        titles = [t for a in figure.axes for t in (a.get_title(),) if t.strip()]
-        suptitle = figure.get_suptitle() if hasattr(figure, "get_suptitle") else ""
-        where = (suptitle or (titles[0] if titles else "untitled figure")).replace("\n", " ")[:80]
-        for text in dict.fromkeys(texts):
-            _log({"kind": "text", "text": text, "where": where})
-        return result
-
-    Figure.draw = draw_and_log
 
 
 def setup(lang: str = "both", seed: int = 0, *, torch_threads: int | None = 1, quiet: bool = False) -> None:
@@ -260,8 +205,8 @@ def setup(lang: str = "both", seed: int = 0, *, torch_threads: int | None = 1, q
 
         check_int("torch_threads", torch_threads, minimum=1)
     seed_everything(seed)
-    if os.environ.get(FIGURE_TEXT_ENV):
-        enable_figure_text_log(os.environ[FIGURE_TEXT_ENV])
+    if os.environ.get(_textlog.FIGURE_TEXT_ENV):
+        _textlog.enable_figure_text_log(os.environ[_textlog.FIGURE_TEXT_ENV])
 
     import matplotlib as mpl
     import seaborn as sns

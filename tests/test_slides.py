@@ -46,7 +46,7 @@ ax.set_title(posviz.t("세로로 아주 긴 그림", "A very tall figure"));"""
 
 
 def deck_fixture() -> nbformat.NotebookNode:
-    """A bilingual notebook with the cases that used to run off a slide."""
+    """A bilingual notebook with the cases that can run off a slide (long code, long output, wide tables)."""
     return new_notebook(
         cells=[
             new_markdown_cell("# 99. 슬라이드 점검 · Deck check"),

@@ -104,11 +104,11 @@ def test_figure_text_log_records_t_calls_and_drawn_text(tmp_path):
 
     import matplotlib.pyplot as plt
 
-    from posviz import style
+    from posviz import _textlog, style
 
     log = tmp_path / "figure_text.jsonl"
     style.set_language("both")
-    style.enable_figure_text_log(log)
+    _textlog.enable_figure_text_log(log)
     try:
         fig, ax = plt.subplots()
         ax.set_title(style.t("제목", "title", sep="\n"))
@@ -117,7 +117,7 @@ def test_figure_text_log_records_t_calls_and_drawn_text(tmp_path):
         fig.canvas.draw()
         plt.close(fig)
     finally:
-        style.enable_figure_text_log(None)
+        _textlog.enable_figure_text_log(None)
     records = [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines()]
     assert {"kind": "t", "ko": "제목", "en": "title", "sep": "\n"} in records
     drawn = {r["text"] for r in records if r["kind"] == "text"}
@@ -125,4 +125,4 @@ def test_figure_text_log_records_t_calls_and_drawn_text(tmp_path):
     style.t("x", "y")  # logging is off again
     assert len(log.read_text(encoding="utf-8").splitlines()) == len(records)
     with pytest.raises(TypeError):
-        style.enable_figure_text_log(3)
+        _textlog.enable_figure_text_log(3)

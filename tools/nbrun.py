@@ -21,11 +21,9 @@ from nbclient.output_widget import OutputWidget
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = ROOT / "notebooks"
-# Seconds a cell may run. It must exceed the slowest course cell on the slowest machine the suite runs on:
-# measured on a 2-core machine shared with ~8 other jobs (load average 18), notebook 06's
-# train_all(small.tasks[1]) ran past 120 s and cells of 01/02 took 93-95 s, so 180 s stays the default.
-# (Before the widget fix every interact cell made the next cell wait out this whole timeout.)
-# On a quiet machine set POSVIZ_CELL_TIMEOUT lower (e.g. 60) so that a real hang fails sooner.
+# Seconds a cell may run: above the slowest course cell on a heavily shared 2-core machine (the
+# longest training cells take up to about two minutes there). On a quiet machine set
+# POSVIZ_CELL_TIMEOUT lower (e.g. 60) so that a real hang fails sooner.
 CELL_TIMEOUT = int(os.environ.get("POSVIZ_CELL_TIMEOUT", "180"))
 _WARNING = re.compile(r"\b\w*Warning\b|findfont:|Glyph \d+ .*missing")
 # A cell ending in a plotting call shows e.g. "<Axes: ...>" or "Text(0.5, 1.0, ...)": noise for a reader.
