@@ -6,8 +6,9 @@ import subprocess
 import sys
 import types
 
-import nbtemplate
 import pytest
+
+from tools import nbtemplate
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
 

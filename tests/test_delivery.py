@@ -10,17 +10,13 @@ import subprocess
 import sys
 from pathlib import Path
 
-import editions
-import glossary
 import nbformat
-import nbtemplate
 import pytest
-import slides
-import textcheck
-import website
 import yaml
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
-from nbrun import execute, notebook_paths
+
+from tools import editions, glossary, languages, nbtemplate, slides, textcheck, website
+from tools.nbrun import execute, notebook_paths
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = notebook_paths()
@@ -110,7 +106,7 @@ def test_slide_types_follow_the_structure():
 
 
 def test_check_mode_reports_without_writing(tmp_path):
-    import sync_notebooks
+    from tools import sync_notebooks
 
     path = tmp_path / "07_toy.ipynb"
     nbformat.write(_toy_notebook(), path)
@@ -134,7 +130,7 @@ def test_setup_code_per_language():
 # Splitting untagged lines, and the CommonMark check of every edition: tests/test_editions.py
 
 
-@pytest.mark.parametrize("lang", editions.EDITIONS)
+@pytest.mark.parametrize("lang", languages.ONE_LANGUAGE)
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
 def test_edition_holds_only_its_language(path, lang):
     source = nbformat.read(path, as_version=4)

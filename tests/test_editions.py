@@ -6,15 +6,13 @@ No kernel: every check reads the notebooks (and their editions, built in memory)
 import re
 from pathlib import Path
 
-import course_table
-import editions
 import nbformat
-import nbtemplate
 import pytest
-import website
 from markdown_it import MarkdownIt
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
-from nbrun import notebook_paths
+
+from tools import course_table, editions, languages, nbtemplate, website
+from tools.nbrun import notebook_paths
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = notebook_paths()
@@ -83,7 +81,7 @@ def test_instructor_guide_headings_use_the_names():
             assert names[number] == name, (lang, number, name)
 
 
-@pytest.mark.parametrize("lang", ["both", *editions.EDITIONS])
+@pytest.mark.parametrize("lang", languages.EDITIONS)
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
 def test_site_index_and_title_cell_name_the_notebook(path, lang):
     nb = nbformat.read(path, as_version=4)
@@ -279,7 +277,7 @@ def _edition_problems(nb: nbformat.NotebookNode, lang: str) -> list[str]:
     return problems
 
 
-@pytest.mark.parametrize("lang", editions.EDITIONS)
+@pytest.mark.parametrize("lang", languages.ONE_LANGUAGE)
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
 def test_edition_renders_cleanly(path, lang):
     edition = editions.make_edition(nbformat.read(path, as_version=4), lang, path.name)

@@ -6,7 +6,8 @@ import nbformat
 import pytest
 from nbclient.exceptions import CellTimeoutError
 from nbformat.v4 import new_code_cell, new_notebook
-from nbrun import NOTEBOOKS, _seconds, execute
+
+from tools.nbrun import NOTEBOOKS, _seconds, execute
 
 pytest.importorskip("ipywidgets")
 

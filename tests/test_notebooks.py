@@ -9,9 +9,10 @@ second execution of the Korean and English editions.
 """
 
 import pytest
-import textcheck
 from hf import transformers_with_torch
-from nbrun import execute, notebook_paths
+
+from tools import textcheck
+from tools.nbrun import execute, notebook_paths
 
 
 @pytest.mark.parametrize("path", notebook_paths(), ids=lambda p: p.stem)

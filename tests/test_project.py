@@ -4,10 +4,11 @@ import json
 import re
 from pathlib import Path
 
-import nbtemplate
 import pytest
 import yaml
-from nbrun import notebook_paths
+
+from tools import nbtemplate
+from tools.nbrun import notebook_paths
 
 try:
     import tomllib

@@ -10,13 +10,12 @@ import re
 from pathlib import Path
 
 import nbformat
-import nbtemplate
 import pytest
-import webfont
-import website
 from browser import chromium_page, platform_fonts, screenshot
 from fontTools.ttLib import TTFont
-from nbrun import notebook_paths
+
+from tools import languages, nbtemplate, webfont, website
+from tools.nbrun import notebook_paths
 
 HANGUL = re.compile(r"[\uac00-\ud7a3]")
 NOTEBOOKS = {path.stem: path for path in notebook_paths()}
@@ -43,12 +42,12 @@ def _site(tmp_path: Path, plan: dict[str, list[str]]) -> Path:
 def site(tmp_path_factory):
     """All three editions of the first notebook and of the notebook that links to data/."""
     names = sorted({FIRST, DATA_LINKER})
-    return _site(tmp_path_factory.mktemp("site"), dict.fromkeys(website.EDITIONS, names))
+    return _site(tmp_path_factory.mktemp("site"), dict.fromkeys(languages.EDITIONS, names))
 
 
 def test_every_local_link_of_the_site_resolves(site):
     assert website.dead_links(site) == []
-    for lang in website.EDITIONS:
+    for lang in languages.EDITIONS:
         page = (site / lang / f"{DATA_LINKER}.html").read_text(encoding="utf-8")
         if "../data/README" in nbformat.writes(website.edition_notebook(NOTEBOOKS[DATA_LINKER], lang)):
             assert 'href="../data/README.html"' in page, f"{lang}: the data link points at the data page"

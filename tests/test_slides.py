@@ -13,14 +13,12 @@ import shutil
 import warnings
 from pathlib import Path
 
-import editions
 import nbformat
-import nbtemplate
 import pytest
-import slides
-import webfont
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
-from nbrun import execute
+
+from tools import editions, nbtemplate, slides, webfont
+from tools.nbrun import execute
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -19,8 +19,10 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import website
+if __package__:  # python -m tools.NAME, or imported as tools.NAME
+    from . import website
+else:  # python tools/NAME.py: tools/ itself is on sys.path
+    import website
 
 
 def main(argv: list[str] | None = None) -> int:

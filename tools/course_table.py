@@ -16,8 +16,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+if __package__:  # python -m tools.NAME, or imported as tools.NAME
+    from .languages import ONE_LANGUAGE as LANGS
+else:  # python tools/NAME.py: tools/ itself is on sys.path
+    from languages import ONE_LANGUAGE as LANGS
+
 NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
-LANGS = ("ko", "en")
 
 
 @dataclass(frozen=True)

@@ -26,22 +26,22 @@ from pathlib import Path
 import nbformat
 from markdown_it import MarkdownIt
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import course_table
-import nbtemplate
-from nbrun import ROOT, notebook_paths
+if __package__:  # python -m tools.NAME, or imported as tools.NAME
+    from . import course_table, nbtemplate
+    from .languages import HANGUL, MATH, NOT_PROSE, ONE_LANGUAGE, SEP, language_argument
+    from .nbrun import ROOT, notebook_paths
+else:  # python tools/NAME.py: tools/ itself is on sys.path
+    import course_table
+    import nbtemplate
+    from languages import HANGUL, MATH, NOT_PROSE, ONE_LANGUAGE, SEP, language_argument
+    from nbrun import ROOT, notebook_paths
 
-EDITIONS = ("ko", "en")
 OUT = ROOT / "build" / "editions"
-HANGUL = re.compile(r"[\uac00-\ud7a3\u3131-\u318e]")
 LATIN = re.compile(r"[A-Za-z]")
-SEP = " · "
 _SENTINEL = "\ue000"
 _PREFIX = re.compile(r"^(\s*(?:#{1,6}\s+|>\s*|[-*+]\s+|\d+[.)]\s+)*)")
 _LIST_ITEM = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
 _NUMBER = re.compile(r"^(\d+(?:\.\d+)*\.?\s+)")
-_MATH = re.compile(r"\$\$.+?\$\$|\$[^$\n]+\$", re.DOTALL)
-_NOT_PROSE = re.compile(r"`[^`\n]*`|\$\$.+?\$\$|\$[^$\n]+\$|\]\([^)\n]*\)|<[^>\n]*>", re.DOTALL)
 _EN_LABEL = re.compile(r"^([A-Za-z][A-Za-z ]{0,30}):\s+(\S.*)$")
 _PARSER = MarkdownIt("commonmark").enable("table")
 _VERBATIM = {"fence", "code_block", "html_block", "table_open"}
@@ -50,7 +50,7 @@ _VERBATIM = {"fence", "code_block", "html_block", "table_open"}
 def _side(text: str) -> str | None:
     """Return "ko" for prose with Hangul, "en" for prose with Latin letters only, None for
     neither; code spans, math, link targets and HTML tags do not count as prose."""
-    prose = _NOT_PROSE.sub(" ", text)
+    prose = NOT_PROSE.sub(" ", text)
     if HANGUL.search(prose):
         return "ko"
     if LATIN.search(prose):
@@ -61,7 +61,7 @@ def _side(text: str) -> str | None:
 def _top_level_separators(text: str) -> list[int]:
     """Offsets in ``text`` of every " · " that CommonMark parses as top-level inline text:
     not inside link text, emphasis, code, math, a code block, an HTML block or a table."""
-    math = [m.span() for m in _MATH.finditer(text)]
+    math = [m.span() for m in MATH.finditer(text)]
     found = []
     start = text.find(SEP)
     while start != -1:
@@ -145,8 +145,8 @@ def one_language_markdown(text: str, lang: str) -> str:
     same in both editions; a Korean-only line is left out of the English edition.
     Raises ValueError for a line whose Korean and English parts alternate.
     """
-    if lang not in EDITIONS:
-        raise ValueError(f"lang must be one of {EDITIONS}, got {lang!r}")
+    if lang not in ONE_LANGUAGE:
+        raise ValueError(f"lang must be one of {ONE_LANGUAGE}, got {lang!r}")
     if not HANGUL.search(text):
         return text
     verbatim = _verbatim_lines(_PARSER.parse(text))
@@ -184,8 +184,8 @@ def make_edition(nb: nbformat.NotebookNode, lang: str, name: str | None = None) 
     written from the table in ``lang``; other untagged markdown goes through
     :func:`one_language_markdown`; cells tagged for the other language are dropped.
     """
-    if lang not in EDITIONS:
-        raise ValueError(f"lang must be one of {EDITIONS}, got {lang!r}")
+    if lang not in ONE_LANGUAGE:
+        raise ValueError(f"lang must be one of {ONE_LANGUAGE}, got {lang!r}")
     edition = copy.deepcopy(nb)
     name = name or nbtemplate.notebook_name(edition.cells)
     entry = course_table.BY_FILE.get(name) if name else None
@@ -219,7 +219,7 @@ def make_edition(nb: nbformat.NotebookNode, lang: str, name: str | None = None) 
     return edition
 
 
-def build(langs: tuple[str, ...] = EDITIONS, pattern: str = "", out: Path = OUT) -> list[Path]:
+def build(langs: tuple[str, ...] = ONE_LANGUAGE, pattern: str = "", out: Path = OUT) -> list[Path]:
     """Write the editions of every notebook whose name contains ``pattern``; returns the files."""
     written = []
     for lang in langs:
@@ -233,24 +233,10 @@ def build(langs: tuple[str, ...] = EDITIONS, pattern: str = "", out: Path = OUT)
     return written
 
 
-def parse_languages(text: str) -> tuple[str, ...]:
-    """argparse type for ``--lang``: comma-separated edition names, each one of EDITIONS."""
-    langs = tuple(part.strip() for part in text.split(",") if part.strip())
-    unknown = [lang for lang in langs if lang not in EDITIONS]
-    if unknown or not langs:
-        raise argparse.ArgumentTypeError(f"editions are {', '.join(EDITIONS)}; got {text!r}")
-    return langs
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("pattern", nargs="?", default="", help="only notebooks whose file name contains this")
-    parser.add_argument(
-        "--lang",
-        type=parse_languages,
-        default=EDITIONS,
-        help=f"comma-separated editions to build (default: {','.join(EDITIONS)})",
-    )
+    language_argument(parser, ONE_LANGUAGE)
     args = parser.parse_args(argv)
     written = build(args.lang, args.pattern)
     for lang in args.lang:

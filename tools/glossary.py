@@ -31,20 +31,19 @@ from pathlib import Path
 
 import nbformat
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import nbtemplate
-from nbrun import ROOT, notebook_paths
+if __package__:  # python -m tools.NAME, or imported as tools.NAME
+    from . import nbtemplate
+    from .languages import HANGUL, NOT_PROSE
+    from .nbrun import ROOT, notebook_paths
+else:  # python tools/NAME.py: tools/ itself is on sys.path
+    import nbtemplate
+    from languages import HANGUL, NOT_PROSE
+    from nbrun import ROOT, notebook_paths
 
 GLOSSARY = ROOT / "glossary.tsv"
-_NOT_PROSE = [
-    re.compile(r"```.*?```", re.DOTALL),  # code blocks
-    re.compile(r"\$\$.*?\$\$", re.DOTALL),  # display math
-    re.compile(r"\$[^$\n]+\$"),  # inline math
-    re.compile(r"`[^`\n]+`"),  # code spans
-    re.compile(r"\]\([^)]*\)"),  # link targets
-    re.compile(r"<[^>]+>"),  # HTML tags (not the text between them)
-    re.compile(r"https?://\S+"),  # bare URLs
-]
+# Code blocks and bare URLs first, then what tools.languages counts as not prose (code spans, math,
+# link targets, HTML tags: the tags only, never the text between a "<" and a later ">").
+_NOT_PROSE = [re.compile(r"```.*?```", re.DOTALL), re.compile(r"https?://\S+"), NOT_PROSE]
 
 
 @dataclass(frozen=True)
@@ -84,9 +83,9 @@ def load(path: Path = GLOSSARY) -> list[Term]:
             raise ValueError(f"{path.name} line {number}: pair must be yes or no")
         if not english or not korean:
             raise ValueError(f"{path.name} line {number}: needs an english and a korean term")
-        if any(re.search(r"[\uac00-\ud7a3]", f) for f in english):
+        if any(HANGUL.search(f) for f in english):
             raise ValueError(f"{path.name} line {number}: the english column holds Hangul")
-        if not all(re.search(r"[\uac00-\ud7a3]", f) for f in korean):
+        if not all(HANGUL.search(f) for f in korean):
             raise ValueError(f"{path.name} line {number}: every korean form needs Hangul")
         if set(map(_squeeze, avoid)) & set(map(_squeeze, korean)):
             raise ValueError(f"{path.name} line {number}: a form is both accepted and avoided")

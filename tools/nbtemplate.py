@@ -10,15 +10,17 @@ copy their output), and ``tests/test_project.py`` checks every notebook against 
 from __future__ import annotations
 
 import re
-import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import course_table
+if __package__:  # python -m tools.NAME, or imported as tools.NAME
+    from . import course_table
+    from .languages import EDITIONS
+else:  # python tools/NAME.py: tools/ itself is on sys.path
+    import course_table
+    from languages import EDITIONS
 
 ROOT = Path(__file__).resolve().parent.parent
 BRANCH = "main"
-LANGUAGES = ("both", "ko", "en")
 
 
 def repo_url() -> str:
@@ -56,8 +58,8 @@ def setup_code(lang: str = "both") -> str:
     ``lang`` ("both", "ko" or "en") is the figure language passed to ``posviz.setup``; the
     one-language editions (``tools/editions.py``) use "ko" or "en", the notebooks "both".
     """
-    if lang not in LANGUAGES:
-        raise ValueError(f"lang must be one of {LANGUAGES}, got {lang!r}")
+    if lang not in EDITIONS:
+        raise ValueError(f"lang must be one of {EDITIONS}, got {lang!r}")
     url = repo_url()
     folder = "/content/" + url.rsplit("/", 1)[-1]
     heading = {

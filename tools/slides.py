@@ -43,13 +43,17 @@ from pathlib import Path
 import nbformat
 from nbformat.v4 import new_code_cell, new_markdown_cell
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import course_table
-import editions
-import nbtemplate
-import webfont
-import website
-from nbrun import ROOT
+if __package__:  # python -m tools.NAME, or imported as tools.NAME
+    from . import course_table, nbtemplate, webfont, website
+    from .languages import language_argument
+    from .nbrun import ROOT
+else:  # python tools/NAME.py: tools/ itself is on sys.path
+    import course_table
+    import nbtemplate
+    import webfont
+    import website
+    from languages import language_argument
+    from nbrun import ROOT
 
 SLIDES = ROOT / "build" / "slides"
 REVEAL_VERSION = "4.6.1"
@@ -370,9 +374,7 @@ def _speaker_css(fonts: Path) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("pattern", nargs="?", default="", help="only notebooks whose file name contains this")
-    parser.add_argument(
-        "--lang", type=editions.parse_languages, default=website.EDITIONS, help="comma-separated editions"
-    )
+    language_argument(parser)
     source = parser.add_mutually_exclusive_group()
     source.add_argument(
         "--reveal-dir", type=Path, help="a local reveal.js 4 folder to copy next to the decks"

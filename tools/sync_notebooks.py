@@ -22,10 +22,13 @@ from pathlib import Path
 
 import nbformat
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import course_table
-import nbtemplate
-from nbrun import notebook_paths
+if __package__:  # python -m tools.NAME, or imported as tools.NAME
+    from . import course_table, nbtemplate
+    from .nbrun import notebook_paths
+else:  # python tools/NAME.py: tools/ itself is on sys.path
+    import course_table
+    import nbtemplate
+    from nbrun import notebook_paths
 
 
 def sync_file(path: Path, *, write: bool = True) -> list[str]:

@@ -28,12 +28,15 @@ from pathlib import Path
 
 import nbformat
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import nbtemplate
-from nbrun import ROOT, notebook_paths
+if __package__:  # python -m tools.NAME, or imported as tools.NAME
+    from . import nbtemplate
+    from .languages import HANGUL, MATH
+    from .nbrun import ROOT, notebook_paths
+else:  # python tools/NAME.py: tools/ itself is on sys.path
+    import nbtemplate
+    from languages import HANGUL, MATH
+    from nbrun import ROOT, notebook_paths
 
-HANGUL = re.compile(r"[\uac00-\ud7a3\u3131-\u318e]")
-_MATH = [re.compile(r"\$\$.*?\$\$", re.DOTALL), re.compile(r"(?<![\\$])\$[^$\n]+\$")]
 
 # English a Korean figure may keep: method and model code names, abbreviations, function names
 # and units. Everything else written in Latin letters (two letters or more) must be Korean.
@@ -75,9 +78,7 @@ def example_words() -> frozenset[str]:
 
 
 def _drop_math(markdown: str) -> str:
-    for pattern in _MATH:
-        markdown = pattern.sub("MATH", markdown)  # a word, as JupyterLab and GitHub protect math
-    return markdown
+    return MATH.sub("MATH", markdown)  # a word, as JupyterLab and GitHub protect math
 
 
 def unrendered_emphasis(markdown: str) -> list[str]:

@@ -37,13 +37,17 @@ from jinja2 import pass_context
 from nbconvert import HTMLExporter, SlidesExporter
 from nbconvert.filters.markdown_mistune import IPythonRenderer, MarkdownWithMath
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import editions
-import nbtemplate
-import webfont
-from nbrun import ROOT, execute, notebook_paths
+if __package__:  # python -m tools.NAME, or imported as tools.NAME
+    from . import editions, nbtemplate, webfont
+    from .languages import EDITIONS, language_argument
+    from .nbrun import ROOT, execute, notebook_paths
+else:  # python tools/NAME.py: tools/ itself is on sys.path
+    import editions
+    import nbtemplate
+    import webfont
+    from languages import EDITIONS, language_argument
+    from nbrun import ROOT, execute, notebook_paths
 
-EDITIONS = ("both", "ko", "en")
 SITE = ROOT / "build" / "site"
 EXECUTED = ROOT / "build" / "executed-editions"
 TEMPLATES = Path(__file__).resolve().parent / "templates"
@@ -554,12 +558,7 @@ def execute_editions(
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("pattern", nargs="?", default="", help="only notebooks whose file name contains this")
-    parser.add_argument(
-        "--lang",
-        type=editions.parse_languages,
-        default=EDITIONS,
-        help=f"comma-separated editions to build (default: {','.join(EDITIONS)})",
-    )
+    language_argument(parser)
     parser.add_argument("--force", action="store_true", help="execute every notebook again")
     parser.add_argument("--jobs", type=int, default=None, help="worker processes (default: one per core)")
     parser.add_argument("--out", type=Path, default=SITE, help="output folder (default build/site)")
