@@ -1,6 +1,7 @@
 """The context-extension experiment (notebook 05b): per-position losses, records, merging, errors."""
 
 import dataclasses
+import json
 
 import numpy as np
 import pytest
@@ -11,12 +12,14 @@ from posviz.extension import (
     EXTENSION_FULL,
     EXTENSION_SMALL,
     ExtensionConfig,
+    load_extension_results,
     merge_extension_results,
     position_losses,
     run_extension,
     summarize_extension,
 )
-from posviz.showdown import make_tasks
+from posviz.results import results_dir
+from posviz.tasks import make_tasks
 
 TINY = ExtensionConfig(
     name="tiny",
@@ -137,3 +140,14 @@ def test_presets_are_what_the_notebook_says():
     assert EXTENSION_FULL.d_model // EXTENSION_FULL.num_heads == 16
     assert EXTENSION_SMALL.finetune_steps == 30 and EXTENSION_SMALL.factors == (4,)
     assert len(EXTENSION_FULL.seeds) >= 3 and len(EXTENSION_SMALL.seeds) >= 3
+
+
+def test_stored_results_with_the_older_keys_load_with_rule_names(tmp_path):
+    old = {"config": {"methods": ["none", "yarn"], "seeds": [0]}, "runs": [{"method": "yarn", "seed": 0}], "base": []}
+    path = tmp_path / "old.json"
+    path.write_text(json.dumps(old), encoding="utf-8")
+    data = load_extension_results(path)
+    assert data["config"]["rules"] == ["none", "yarn"] and "methods" not in data["config"]
+    assert data["runs"] == [{"rule": "yarn", "seed": 0}]
+    stored = load_extension_results(results_dir() / "context_extension_full.json")
+    assert set(stored["config"]["rules"]) == {r["rule"] for r in stored["runs"]}
