@@ -127,7 +127,7 @@ def plot_position_pca(
     points = ax.scatter(x, y, c=np.arange(len(x)), cmap=cmap, s=12, zorder=2)
     for axis, c in zip(("x", "y"), components, strict=True):
         share = 100 * result.explained_variance_ratio[c]
-        label = f"PC{c + 1} ({share:.1f}% {t('분산', 'of variance')})"
+        label = f"PC{c + 1} ({t(f'분산의 {share:.1f}%', f'{share:.1f}% of variance')})"
         (ax.set_xlabel if axis == "x" else ax.set_ylabel)(label)
     if colorbar:
         bar = plt.colorbar(points, ax=ax, fraction=0.046, pad=0.02)

@@ -157,7 +157,10 @@ class LearnedPositionalEmbedding(nn.Module):
     Args:
         max_len: number of learnable positions, ``>= 1``.
         d_model: model width, ``>= 1``.
-        init_std: standard deviation of the initial values (0.02 as in BERT and GPT-2).
+        init_std: standard deviation of the initial values. 0.02 is BERT's (a truncated normal,
+            https://github.com/google-research/bert ``modeling.py``) and Hugging Face's GPT-2
+            ``initializer_range``; OpenAI's released GPT-2 code (``model.py``) used 0.01 for the
+            position table ``wpe``.
 
     Shapes:
         ``forward(x, positions=None)``: ``x`` is ``(batch, seq_len, d_model)`` float; returns

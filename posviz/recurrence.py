@@ -383,7 +383,7 @@ def plot_rnn_unrolled(
     ax.text(gap - 0.1, -0.85, r"$W_{ax}$", ha="right", va="center", fontsize=11, color="0.3")
     ax.text(gap - 0.1, 0.85, r"$W_{ya}$", ha="right", va="center", fontsize=11, color="0.3")
     ax.text(gap / 2, -0.22, r"$W_{aa}$", ha="center", va="top", fontsize=11, color="0.3")
-    ax.text(gap * (n + 1) / 2, -2.55, t("모든 단계가 같은 가중치를 씁니다", "every step uses the same weights"),
+    ax.text(gap * (n + 1) / 2, -2.55, t("모든 단계가 같은 가중치를 쓴다", "every step uses the same weights"),
             ha="center", va="center", fontsize=11, color="0.3")
     ax.set_xlim(gap / 2 - 0.6, last + gap - 0.1)
     ax.set_ylim(-2.85, 1.9)
