@@ -122,7 +122,7 @@ def _as_array(value, label: str, *, integer: bool = False) -> np.ndarray:
     if integer:
         if not np.issubdtype(array.dtype, np.integer):
             raise _Failed(
-                _Text("결과는 정수여야 합니다(테이블의 행 번호로 씁니다).",
+                _Text("결과는 정수여야 합니다(표의 행 번호로 씁니다).",
                       "the result must be integers (they index table rows)."),
                 f"input: {label}\ngot dtype: {array.dtype}",
             )
@@ -207,17 +207,17 @@ def check_sinusoidal_encoding(fn: Callable[[int, int], object]) -> bool:
             expected = sinusoidal_encoding(num_positions, d_model, dtype=np.float64)
             variants = [
                 (_sinusoidal_variant(num_positions, d_model, exponent="column"),
-                 _Text("지수에 쌍 번호 대신 열 번호를 쓴 것 같습니다.", "the exponent seems to use the column index, not the pair index."),
-                 _Text("sin과 cos 한 쌍(2i, 2i+1)은 같은 주파수 10000^(−2i/d)를 씁니다.", "both columns of a pair (2i, 2i+1) share the frequency 10000^(−2i/d).")),
+                 _Text("지수에 짝 번호 대신 열 번호를 쓴 것 같습니다.", "the exponent seems to use the column index, not the pair index."),
+                 _Text("sin과 cos 한 짝(2i, 2i+1)은 같은 각속도 10000^(−2i/d)를 씁니다.", "both columns of a pair (2i, 2i+1) share the angular speed 10000^(−2i/d).")),
                 (sinusoidal_encoding(num_positions, d_model, base=100.0, dtype=np.float64),
                  _Text("지수가 2i/d가 아니라 i/d인 것 같습니다.", "the exponent seems to be i/d instead of 2i/d."),
-                 _Text("쌍 i의 주파수는 10000^(−2i/d_model)입니다.", "pair i has frequency 10000^(−2i/d_model).")),
+                 _Text("짝 i의 각속도는 10000^(−2i/d_model)입니다.", "pair i has angular speed 10000^(−2i/d_model).")),
                 (_sinusoidal_variant(num_positions, d_model, swap=True),
-                 _Text("sin과 cos가 뒤바뀐 것 같습니다.", "sin and cos seem swapped."),
+                 _Text("sin과 cos이 뒤바뀐 것 같습니다.", "sin and cos seem swapped."),
                  _Text("위치 0의 행은 (0, 1, 0, 1, …)이어야 합니다: 짝수 열이 sin입니다.", "row 0 must be (0, 1, 0, 1, …): even columns are sines.")),
                 (sinusoidal_encoding(num_positions, d_model, layout="concatenated", dtype=np.float64),
-                 _Text("sin을 앞 절반, cos를 뒤 절반에 모은(concatenated) 배치입니다.", "this is the concatenated layout (all sines, then all cosines)."),
-                 _Text("이 연습은 논문의 교차(interleaved) 배치를 씁니다: 열 2i는 sin, 2i+1은 cos.", "this exercise uses the paper's interleaved layout: column 2i sin, 2i+1 cos.")),
+                 _Text("sin을 앞 절반, cos을 뒤 절반에 모은(concatenated) 열 순서입니다.", "this is the concatenated layout (all sines, then all cosines)."),
+                 _Text("이 연습 문제는 논문처럼 sin과 cos을 번갈아(interleaved) 놓습니다. 열 2i는 sin, 2i+1은 cos입니다.", "this exercise uses the paper's interleaved layout: column 2i sin, 2i+1 cos.")),
                 (_sinusoidal_variant(num_positions, d_model, start=1),
                  _Text("위치가 1부터 시작하는 것 같습니다.", "positions seem to start at 1."),
                  _Text("첫 행은 위치 0입니다: np.arange(num_positions).", "the first row is position 0: np.arange(num_positions).")),
@@ -226,9 +226,9 @@ def check_sinusoidal_encoding(fn: Callable[[int, int], object]) -> bool:
                  _Text("각도는 float64(적어도 float32)로 계산하고 마지막에만 형 변환하세요.", "compute the angles in float64 (at least float32) and cast only at the end.")),
             ]
             if num_positions > 1 and np.allclose(got[:, :2], expected[:, :2], atol=1e-4):
-                variants.append((got, _Text("쌍 0은 맞고 나머지 쌍의 주파수가 다릅니다. 밑(base)이나 지수를 확인하세요.",
-                                            "pair 0 is right but the other pairs' frequencies differ: check the base and the exponent."),
-                                 _Text("밑은 10000, 쌍 i의 주파수는 10000^(−2i/d_model)입니다.", "the base is 10000; pair i has frequency 10000^(−2i/d_model).")))
+                variants.append((got, _Text("짝 0은 맞고 나머지 짝의 각속도가 다릅니다. base나 지수를 확인하세요.",
+                                            "pair 0 is right but the other pairs' angular speeds differ: check the base and the exponent."),
+                                 _Text("base는 10000, 짝 i의 각속도는 10000^(−2i/d_model)입니다.", "the base is 10000; pair i has angular speed 10000^(−2i/d_model).")))
             _compare(got, expected, label, atol=1e-4, variants=variants, index_names="(position, column)")
 
     return _grade(title, section, run)
@@ -330,7 +330,7 @@ def check_relative_position_index(fn: Callable[[int, int], object]) -> bool:
                  _Text("k보다 먼 오프셋은 끝 행(0 또는 2k)을 함께 씁니다: np.clip.", "offsets beyond ±k share the end rows (0 or 2k): np.clip.")),
                 (np.clip(offsets, -(k - 1), k - 1) + k,
                  _Text("k가 아니라 k − 1에서 잘랐습니다.", "the clipping is at k − 1 instead of k."),
-                 _Text("테이블은 2k + 1행이고 −k … k를 모두 씁니다.", "the table has 2k + 1 rows and uses all of −k … k.")),
+                 _Text("표는 2k + 1행이고 −k … k를 모두 씁니다.", "the table has 2k + 1 rows and uses all of −k … k.")),
                 (np.clip(offsets, -k, k),
                  _Text("+k를 더하지 않아 음수 인덱스가 남았습니다.", "k was not added, so negative indices remain."),
                  _Text("행 번호는 0 … 2k여야 합니다: 클리핑한 오프셋에 k를 더하세요.", "row numbers must be 0 … 2k: add k to the clipped offset.")),

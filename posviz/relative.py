@@ -40,8 +40,8 @@ __all__ = [
     "relative_position_index",
 ]
 
-#: Clipping distance ``k`` of the registered ``"shaw"`` position method: 16, the value Shaw et
-#: al. used for their main translation results (their Table 2 shows ``k >= 2`` already does as
+#: Clipping distance ``k`` of the registered ``"shaw"`` position method: 16, the value of Shaw et
+#: al.'s base model (their big model used 8, §4.1; their Table 2 shows ``k >= 2`` already does as
 #: well). Use :func:`posviz.shaw_method` for another ``k``.
 DEFAULT_MAX_RELATIVE_POSITION = 16
 
