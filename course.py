@@ -118,7 +118,7 @@ def main() -> None:
     elif command == "test":
         _run(python, "-m", "pytest", *extra)
     else:
-        write_lab_font_css(LAB_DIR)
+        write_lab_font_css(LAB_DIR, python)
         env = lab_environment(LAB_DIR, dict(os.environ), Path.home())
         _run(python, "-m", "jupyter", "lab", ROOT / "notebooks", *lab_arguments(extra), env=env)
 
@@ -146,14 +146,30 @@ def lab_font_css() -> str:
             f"{faces}\n:root, body, .jp-ThemedContainer {{\n{variables}\n}}\n")
 
 
-def write_lab_font_css(lab_dir: Path) -> Path:
-    """Write ``lab_dir/custom/custom.css`` and copy the bundled fonts (and their licence) next to it; returns the CSS path."""
+# Browsers refuse the bundled TrueType files as web fonts (Chromium's font sanitizer rejects their
+# empty VTT source tables TSI*), so JupyterLab gets a copy without those tables, made with fontTools
+# (a dependency of matplotlib) in the course's environment.
+_WEB_READY_FONT = (
+    "import sys\n"
+    "from fontTools.ttLib import TTFont\n"
+    "font = TTFont(sys.argv[1])\n"
+    "for tag in [t for t in font.keys() if t.startswith('TSI')]:\n"
+    "    del font[tag]\n"
+    "font.save(sys.argv[2])\n"
+)
+
+
+def write_lab_font_css(lab_dir: Path, python: Path | str) -> Path:
+    """Write ``lab_dir/custom/custom.css``, with web-ready copies of the bundled fonts and their
+    licence next to it (made by ``python``, which must have fontTools); returns the CSS path."""
     custom = lab_dir / "custom"
     custom.mkdir(parents=True, exist_ok=True)
-    for name in (*FONT_FILES.values(), "OFL.txt"):
-        source, target = ROOT / "posviz" / "fonts" / name, custom / name
-        if not target.is_file() or target.stat().st_size != source.stat().st_size:
-            shutil.copyfile(source, target)
+    fonts = ROOT / "posviz" / "fonts"
+    for name in FONT_FILES.values():
+        source, target = fonts / name, custom / name
+        if not target.is_file() or target.stat().st_mtime < source.stat().st_mtime:
+            subprocess.run([str(python), "-c", _WEB_READY_FONT, str(source), str(target)], check=True)
+    shutil.copyfile(fonts / "OFL.txt", custom / "OFL.txt")
     css = custom / "custom.css"
     css.write_text(lab_font_css(), encoding="utf-8")
     return css

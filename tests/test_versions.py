@@ -2,6 +2,7 @@
 
 import importlib.util
 import re
+import sys
 from pathlib import Path
 
 try:
@@ -106,11 +107,17 @@ def test_cpu_torch_option_installs_the_cpu_build_before_the_course(monkeypatch, 
 
 def test_lab_draws_korean_with_the_course_font(tmp_path):
     course = _course_module()
-    css_path = course.write_lab_font_css(tmp_path / "lab")
+    from fontTools.ttLib import TTFont
+
+    css_path = course.write_lab_font_css(tmp_path / "lab", sys.executable)
     css = css_path.read_text(encoding="utf-8")
     assert css_path == tmp_path / "lab" / "custom" / "custom.css"
-    for name in ("NanumGothic.ttf", "NanumGothicBold.ttf", "OFL.txt"):
-        assert (css_path.parent / name).read_bytes() == (ROOT / "posviz" / "fonts" / name).read_bytes()
+    assert (css_path.parent / "OFL.txt").read_bytes() == (ROOT / "posviz" / "fonts" / "OFL.txt").read_bytes()
+    for name in ("NanumGothic.ttf", "NanumGothicBold.ttf"):
+        # the copy keeps every glyph but drops the empty VTT tables that Chromium refuses ("TSI3: zero-length table")
+        original, copy = TTFont(ROOT / "posviz" / "fonts" / name), TTFont(css_path.parent / name)
+        assert any(t.startswith("TSI") for t in original.keys()) and not any(t.startswith("TSI") for t in copy.keys())
+        assert copy.getGlyphOrder() == original.getGlyphOrder() and ord("한") in copy.getBestCmap()
     assert css.count("@font-face") == 2 and 'src: url("NanumGothic.ttf") format("truetype")' in css
     assert "font-weight: 700" in css and 'url("NanumGothicBold.ttf")' in css
     assert "unicode-range: U+1100-11FF, U+3000-303F, U+3130-318F, U+A960-A97F, U+AC00-D7AF, U+D7B0-D7FF, U+FF00-FFEF;" in css
