@@ -64,7 +64,13 @@ _INDEX_KO = {
     "(token, feature)": "(토큰, 성분)",
     "(row, column)": "(행, 열)",
     "(position, dimension)": "(위치, 차원)",
-}
+    "position": "위치",
+    "token": "토큰",
+    "(axis, token)": "(축, 토큰)",
+    "(axis, position)": "(축, 위치)",
+    "(token, axis)": "(토큰, 축)",
+    "(position, axis)": "(위치, 축)",
+}  # a checker may also pass a _Text
 
 
 class _NotAttempted(Exception):
