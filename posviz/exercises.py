@@ -3,13 +3,21 @@
 Each ``check_*`` function takes the learner's function, runs it on chosen inputs, compares the
 result with the tested reference in ``posviz`` and returns ``True`` or ``False``. It prints
 feedback in the figure language set by :func:`posviz.setup` (``"ko"``, ``"en"`` or ``"both"``):
-which property failed, a small counter-example (input, expected, got) and a hint pointing to
-the section that explains it.
+which mistake the answer equals (or which property failed), a counter-example the learner can
+rebuild (the input, the first mismatch, the largest gap next to the tolerance) and a hint that
+names the notebook section that explains it. In ``"ko"`` every line is Korean.
 
 A checker never raises because of the learner's answer: a wrong value, shape or dtype, an
-exception inside the learner's code, or a stub that still raises ``NotImplementedError``
-("not attempted yet") all give ``False`` with feedback, so "Run All" never stops at an
-exercise. Correct answers pass in float32 or float64, as numpy arrays or torch tensors.
+exception inside the learner's code (the feedback shows the failing line), or a stub that still
+raises ``NotImplementedError`` ("not attempted yet") all give ``False`` with feedback, so
+"Run All" never stops at an exercise. Correct answers pass in float32 or float64, as numpy
+arrays, torch tensors or lists; the one exception is :func:`check_relative_position_index`,
+whose answer indexes table rows and must be integers (integral floats are rejected).
+
+The harness (running, converting, comparing, printing) is :mod:`posviz.feedback`; its names are
+imported here as well, for checkers added to this module. A notebook runs its own
+implementation through a checker inside :func:`notebook_implementation`, which labels the
+verdict so that it cannot be mistaken for the learner's.
 
 Typical use in a notebook::
 
@@ -22,164 +30,58 @@ Typical use in a notebook::
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable
 
 import numpy as np
 import torch
 
+from ._mistakes import (
+    _alibi_variant,
+    _attention,
+    _dynamic_base,
+    _rope_low_precision,
+    _sinusoidal_variant,
+    _unrotated_pairs,
+)
 from .alibi import alibi_slopes
 from .encodings import sinusoidal_encoding
 from .relative import relative_position_index
-from .rope import apply_rope
+from .rope import apply_rope, rope_frequencies
 from .rope_scaling import ntk_scaled_base
-from .style import get_language
+from .style import get_language  # noqa: F401 - kept for checkers appended to this module
 
 __all__ = [
     "check_alibi_slopes",
     "check_apply_rope",
+    "check_dynamic_ntk_base",
     "check_embedding_lookup",
-    "check_ntk_scaled_base",
     "check_relative_position_index",
     "check_self_attention",
     "check_sinusoidal_encoding",
     "check_unpermute_qk_rows",
+    "notebook_implementation",
 ]
 
 
-# --- feedback --------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class _Text:
-    ko: str
-    en: str
-
-
-class _NotAttempted(Exception):
-    pass
-
-
-class _Failed(Exception):
-    def __init__(self, what: _Text, detail: str = "", hint: _Text | None = None):
-        super().__init__(what.en)
-        self.what, self.detail, self.hint = what, detail, hint
-
-
-def _say(text: _Text) -> None:
-    lang = get_language()
-    if lang in ("ko", "both"):
-        print(text.ko)
-    if lang in ("en", "both"):
-        print(text.en)
-
-
-def _grade(title: _Text, section: _Text, run: Callable[[], None]) -> bool:
-    """Run the checks in ``run``; print the verdict; never raise for the learner's answer."""
-    try:
-        run()
-    except _NotAttempted:
-        _say(_Text(f"○ {title.ko}: 아직 풀지 않았습니다. `raise NotImplementedError`를 지우고 함수를 완성한 뒤 다시 실행하세요.",
-                   f"○ {title.en}: not attempted yet. Replace `raise NotImplementedError` with your code and run the cell again."))
-        return False
-    except _Failed as failure:
-        hint = failure.hint or section
-        _say(_Text(f"✗ {title.ko}: {failure.what.ko}", f"✗ {title.en}: {failure.what.en}"))
-        if failure.detail:
-            print("   " + failure.detail.replace("\n", "\n   "))
-        _say(_Text(f"   힌트: {hint.ko}", f"   Hint: {hint.en}"))
-        return False
-    except Exception as error:  # a bug in the comparison must not break "Run All" either
-        _say(_Text(f"✗ {title.ko}: 결과를 검사하지 못했습니다 ({type(error).__name__}: {error}).",
-                   f"✗ {title.en}: could not check the result ({type(error).__name__}: {error})."))
-        return False
-    _say(_Text(f"✓ {title.ko}: 모든 검사를 통과했습니다.", f"✓ {title.en}: all checks passed."))
-    return True
-
-
-def _call(fn: Callable, *args, label: str):
-    """Call the learner's function; turn its exceptions into feedback."""
-    if not callable(fn):
-        raise _Failed(_Text("함수를 넘겨야 합니다.", "pass a function."), f"got {type(fn).__name__}")
-    try:
-        return fn(*args)
-    except NotImplementedError:
-        raise _NotAttempted from None
-    except Exception as error:
-        raise _Failed(
-            _Text("함수 안에서 오류가 났습니다.", "your function raised an error."),
-            f"input: {label}\n{type(error).__name__}: {error}",
-        ) from None
-
-
-def _as_array(value, label: str, *, integer: bool = False) -> np.ndarray:
-    """The learner's result as a numpy array (float64, or int64 with ``integer=True``)."""
-    if isinstance(value, torch.Tensor):
-        value = value.detach().cpu()
-        is_int = not value.is_floating_point() and not value.is_complex() and value.dtype != torch.bool
-        value = value.numpy() if is_int else value.double().numpy()
-    array = np.asarray(value)
-    if integer:
-        if not np.issubdtype(array.dtype, np.integer):
-            raise _Failed(
-                _Text("결과는 정수여야 합니다(표의 행 번호로 씁니다).",
-                      "the result must be integers (they index table rows)."),
-                f"input: {label}\ngot dtype: {array.dtype}",
-            )
-        return array.astype(np.int64)
-    if not (np.issubdtype(array.dtype, np.floating) or np.issubdtype(array.dtype, np.integer)):
-        raise _Failed(_Text("결과가 숫자 배열이 아닙니다.", "the result is not a numeric array."),
-                      f"input: {label}\ngot: {type(value).__name__} of dtype {array.dtype}")
-    return array.astype(np.float64)
-
-
-def _check_shape(got: np.ndarray, shape: tuple[int, ...], label: str) -> None:
-    if got.shape != shape:
-        raise _Failed(_Text("결과의 모양(shape)이 다릅니다.", "the result has the wrong shape."),
-                      f"input: {label}\nexpected shape: {shape}\ngot shape: {got.shape}")
-
-
-def _first_mismatch(got: np.ndarray, expected: np.ndarray, atol: float, rtol: float) -> tuple[int, ...] | None:
-    bad = ~np.isclose(got, expected, atol=atol, rtol=rtol)
-    if not bad.any():
-        return None
-    return tuple(int(i) for i in np.argwhere(bad)[0])
-
-
-def _compare(
-    got: np.ndarray,
-    expected: np.ndarray,
-    label: str,
-    *,
-    atol: float,
-    rtol: float = 0.0,
-    variants: Sequence[tuple[np.ndarray, _Text, _Text]] = (),
-    index_names: str = "index",
-) -> None:
-    """Raise ``_Failed`` with a counter-example (and a diagnosis, if a known mistake matches)."""
-    where = _first_mismatch(got, expected, atol, rtol)
-    if where is None:
-        return
-    detail = (f"input: {label}\nat {index_names} {where if len(where) > 1 else where[0]}: "
-              f"expected {expected[where]:.6g}, got {got[where]:.6g}")
-    for variant, what, hint in variants:
-        if variant.shape == got.shape and np.allclose(got, variant, atol=atol, rtol=rtol):
-            raise _Failed(what, detail, hint)
-    raise _Failed(_Text("값이 참조 구현과 다릅니다.", "the values differ from the reference."), detail)
-
+# The feedback harness lives in posviz.feedback; its names are imported here under the same
+# names, so checkers written against this module keep working.
+from .feedback import (  # noqa: F401 - re-exported for checkers appended to this module
+    _as_array,
+    _call,
+    _check_shape,
+    _compare,
+    _Failed,
+    _first_mismatch,
+    _grade,
+    _lines,
+    _NotAttempted,
+    _say,
+    _Text,
+    notebook_implementation,
+)
 
 # --- 03: sinusoidal encoding ----------------------------------------------------------------
 
-
-def _sinusoidal_variant(num_positions: int, d_model: int, *, exponent: str = "pair", swap: bool = False,
-                        start: int = 0, angle_dtype=np.float64) -> np.ndarray:
-    p = np.arange(start, start + num_positions, dtype=np.float64)[:, None].astype(angle_dtype)
-    col = np.arange(d_model)
-    power = {"pair": 2 * (col // 2), "column": 2 * col}[exponent] / d_model
-    angles = (p / np.asarray(10000.0 ** power, dtype=angle_dtype)).astype(angle_dtype)
-    even = col % 2 == 0
-    table = np.where(even ^ swap, np.sin(angles), np.cos(angles))
-    return table.astype(np.float64)
 
 
 def check_sinusoidal_encoding(fn: Callable[[int, int], object]) -> bool:
@@ -190,14 +92,16 @@ def check_sinusoidal_encoding(fn: Callable[[int, int], object]) -> bool:
     :func:`posviz.sinusoidal_encoding`), as a numpy array or torch tensor, float32 or float64.
     Tested at up to 128 positions (absolute tolerance 1e-4). Catches among others: the exponent
     ``i/d`` instead of ``2i/d``, sin and cos swapped, the concatenated layout, positions starting
-    at 1, another base, and angles computed in float16.
+    at 1, another base, angles computed in float16, a float16 or integer result, a transposed
+    table and a missing ``return``.
+    Paper: https://arxiv.org/abs/1706.03762
 
     Returns:
         ``True`` if every check passes, else ``False`` (feedback is printed; never raises).
     """
     title = _Text("사인파 위치 인코딩", "sinusoidal positional encoding")
-    section = _Text("03 노트북 §2의 식을 다시 보세요: 짝수 열은 sin, 홀수 열은 cos, 지수는 2i/d_model입니다.",
-                    "see notebook 03 §2: even columns sin, odd columns cos, exponent 2i/d_model.")
+    section = _Text("03 노트북 2절(공식 세우기)을 다시 보세요: 짝수 열은 sin, 홀수 열은 cos, 지수는 2i/d_model입니다.",
+                    "see notebook 03, section 2 (Building the formula): even columns sin, odd columns cos, exponent 2i/d_model.")
 
     def run() -> None:
         for num_positions, d_model in ((10, 6), (128, 32)):
@@ -208,7 +112,7 @@ def check_sinusoidal_encoding(fn: Callable[[int, int], object]) -> bool:
             variants = [
                 (_sinusoidal_variant(num_positions, d_model, exponent="column"),
                  _Text("지수에 짝 번호 대신 열 번호를 쓴 것 같습니다.", "the exponent seems to use the column index, not the pair index."),
-                 _Text("sin과 cos 한 짝(2i, 2i+1)은 같은 각속도 10000^(−2i/d)를 씁니다.", "both columns of a pair (2i, 2i+1) share the angular speed 10000^(−2i/d).")),
+                 _Text("한 짝의 두 열(2i, 2i+1)은 같은 각속도 10000^(−2i/d)를 씁니다.", "both columns of a pair (2i, 2i+1) share the angular speed 10000^(−2i/d).")),
                 (sinusoidal_encoding(num_positions, d_model, base=100.0, dtype=np.float64),
                  _Text("지수가 2i/d가 아니라 i/d인 것 같습니다.", "the exponent seems to be i/d instead of 2i/d."),
                  _Text("짝 i의 각속도는 10000^(−2i/d_model)입니다.", "pair i has angular speed 10000^(−2i/d_model).")),
@@ -216,19 +120,21 @@ def check_sinusoidal_encoding(fn: Callable[[int, int], object]) -> bool:
                  _Text("sin과 cos이 뒤바뀐 것 같습니다.", "sin and cos seem swapped."),
                  _Text("위치 0의 행은 (0, 1, 0, 1, …)이어야 합니다: 짝수 열이 sin입니다.", "row 0 must be (0, 1, 0, 1, …): even columns are sines.")),
                 (sinusoidal_encoding(num_positions, d_model, layout="concatenated", dtype=np.float64),
-                 _Text("sin을 앞 절반, cos을 뒤 절반에 모은(concatenated) 열 순서입니다.", "this is the concatenated layout (all sines, then all cosines)."),
-                 _Text("이 연습 문제는 논문처럼 sin과 cos을 번갈아(interleaved) 놓습니다. 열 2i는 sin, 2i+1은 cos입니다.", "this exercise uses the paper's interleaved layout: column 2i sin, 2i+1 cos.")),
+                 _Text("sin을 앞 절반, cos을 뒤 절반에 모아 이어 붙인(concatenated) 열 순서입니다.", "this is the concatenated layout (all sines, then all cosines)."),
+                 _Text("이 연습 문제는 논문처럼 sin과 cos을 번갈아(interleaved) 놓습니다: 열 2i는 sin, 2i+1은 cos입니다(03 노트북 9절(두 가지 열 순서)).",
+                       "this exercise uses the paper's interleaved layout: column 2i sin, 2i+1 cos (notebook 03, section 9 (Two column layouts)).")),
                 (_sinusoidal_variant(num_positions, d_model, start=1),
                  _Text("위치가 1부터 시작하는 것 같습니다.", "positions seem to start at 1."),
                  _Text("첫 행은 위치 0입니다: np.arange(num_positions).", "the first row is position 0: np.arange(num_positions).")),
                 (_sinusoidal_variant(num_positions, d_model, angle_dtype=np.float16),
                  _Text("각도를 float16으로 계산한 것 같습니다: 큰 위치에서 값이 틀어집니다.", "the angles seem computed in float16: values drift at large positions."),
-                 _Text("각도는 float64(적어도 float32)로 계산하고 마지막에만 형 변환하세요.", "compute the angles in float64 (at least float32) and cast only at the end.")),
+                 _Text("각도는 float64(적어도 float32)로 계산하고 마지막에만 형 변환하세요(03 노트북 10절(큰 위치에서의 정밀도)).",
+                       "compute the angles in float64 (at least float32) and cast only at the end (notebook 03, section 10 (Precision at large positions)).")),
             ]
             if num_positions > 1 and np.allclose(got[:, :2], expected[:, :2], atol=1e-4):
                 variants.append((got, _Text("짝 0은 맞고 나머지 짝의 각속도가 다릅니다. base나 지수를 확인하세요.",
                                             "pair 0 is right but the other pairs' angular speeds differ: check the base and the exponent."),
-                                 _Text("base는 10000, 짝 i의 각속도는 10000^(−2i/d_model)입니다.", "the base is 10000; pair i has angular speed 10000^(−2i/d_model).")))
+                                 _Text("밑은 10000, 짝 i의 각속도는 10000^(−2i/d_model)입니다.", "the base is 10000; pair i has angular speed 10000^(−2i/d_model).")))
             _compare(got, expected, label, atol=1e-4, variants=variants, index_names="(position, column)")
 
     return _grade(title, section, run)
@@ -236,51 +142,87 @@ def check_sinusoidal_encoding(fn: Callable[[int, int], object]) -> bool:
 
 # --- 05: RoPE ------------------------------------------------------------------------------------
 
+_ROPE_SMALL = [[1.0, 2.0, 3.0, 4.0], [0.5, -1.0, 2.0, 0.0], [1.0, 1.0, -1.0, 1.0]]  # printed in full in the feedback
+
+
+
 
 def check_apply_rope(fn: Callable[[torch.Tensor, torch.Tensor], object]) -> bool:
     """Check ``fn(x, positions) -> tensor`` against :func:`posviz.apply_rope` (RoFormer eq. 34).
 
     The contract: ``x`` is a float tensor ``(..., seq_len, head_dim)``, ``positions`` an int64
     tensor ``(seq_len,)``; pairs are interleaved ``(2i, 2i+1)`` and rotated counter-clockwise by
-    ``positions · 10000^(−2i/head_dim)`` radians; the result has the shape of ``x``. Tested in
-    float32 and float64 with positions that are not ``arange`` (up to 100). Catches among others:
-    ignoring ``positions``, the half-split pairing, a clockwise rotation, the exponent ``i/d``,
-    positions off by one, and rotating only some pairs.
+    ``positions · 10000^(−2i/head_dim)`` radians; the result has the shape of ``x``. Tested first
+    on a small input that the feedback prints in full, then in float32 and float64 with random
+    inputs (their one-line recipe is printed) and positions that are not ``arange`` (up to 100).
+    A counter-example names the position ``m`` and the pair ``i``. Catches among others: ignoring
+    ``positions``, the half-split pairing, a clockwise rotation, the exponent ``i/d``, the pair
+    index counted from 1, positions off by one or minus the first position, cos and sin in
+    float16, and pairs left unrotated (named only when that is the mistake).
+    Paper: https://arxiv.org/abs/2104.09864
 
     Returns:
         ``True`` if every check passes, else ``False`` (feedback is printed; never raises).
     """
     title = _Text("RoPE 적용", "applying RoPE")
-    section = _Text("05 노트북 §2(식 34)를 다시 보세요: 쌍 (2i, 2i+1)을 위치 × θ_i만큼 반시계 방향으로 돌립니다.",
-                    "see notebook 05 §2 (eq. 34): rotate each pair (2i, 2i+1) counter-clockwise by position × θ_i.")
+    section = _Text("05 노트북 2절(블록 대각 회전 행렬과 효율적인 계산, 식 34)을 다시 보세요: 쌍 (2i, 2i+1)을 위치 × θ_i만큼 반시계 방향으로 돌립니다.",
+                    "see notebook 05, section 2 (The block-diagonal rotation matrix and the efficient form, eq. 34): rotate each pair (2i, 2i+1) counter-clockwise by position × θ_i.")
+    cases = [
+        (torch.tensor(_ROPE_SMALL, dtype=torch.float64), [5, 0, 2],
+         f"x = torch.tensor({_ROPE_SMALL}, dtype=torch.float64)"),
+        (torch.randn(2, 3, 6, 8, dtype=torch.float64, generator=torch.Generator().manual_seed(0)).float(), [5, 0, 3, 17, 100, 2],
+         "x = torch.randn(2, 3, 6, 8, dtype=torch.float64, generator=torch.Generator().manual_seed(0)).float()"),
+        (torch.randn(6, 4, dtype=torch.float64, generator=torch.Generator().manual_seed(1)), [5, 0, 3, 17, 100, 2],
+         "x = torch.randn(6, 4, dtype=torch.float64, generator=torch.Generator().manual_seed(1))"),
+    ]
 
     def run() -> None:
-        gen = torch.Generator().manual_seed(0)
-        positions = torch.tensor([5, 0, 3, 17, 100, 2], dtype=torch.int64)
-        for dtype, shape in ((torch.float32, (2, 3, 6, 8)), (torch.float64, (6, 4))):
-            x = torch.randn(shape, generator=gen, dtype=torch.float64).to(dtype)
-            label = f"x: {dtype} tensor of shape {tuple(shape)}, positions={positions.tolist()}"
+        for x, pos, recipe in cases:
+            positions = torch.tensor(pos, dtype=torch.int64)
+            label = f"{recipe}; positions = torch.tensor({pos})"
             got = _as_array(_call(fn, x.clone(), positions.clone(), label=label), label)
-            _check_shape(got, tuple(shape), label)
+            _check_shape(got, tuple(x.shape), label)
+            x64 = x.double().numpy()
+            d = x.shape[-1]
 
-            def ref(pos=positions, x=x, **kwargs) -> np.ndarray:
-                return apply_rope(x.double(), pos, **kwargs).numpy()
+            def ref(p=positions, x=x, **kwargs) -> np.ndarray:
+                return apply_rope(x.double(), p, **kwargs).numpy()
 
             expected = ref()
-            rest = np.isclose(got, x.double().numpy(), atol=1e-4) & ~np.isclose(expected, x.double().numpy(), atol=1e-4)
+
+            def describe(where: tuple[int, ...], expected=expected, got=got, pos=pos) -> _Text:
+                t, i = where[-2], where[-1] // 2
+                e, g = expected[(*where[:-1], slice(2 * i, 2 * i + 2))], got[(*where[:-1], slice(2 * i, 2 * i + 2))]
+                e, g = ", ".join(f"{v:.6g}" for v in e), ", ".join(f"{v:.6g}" for v in g)
+                lead = _Text(f"배치·헤드 {where[:-2]}, ", f"batch/head {where[:-2]}, ") if len(where) > 2 else _Text("", "")
+                return _Text(f"{lead.ko}위치 m = {pos[t]}(positions[{t}]), 쌍 i = {i}(열 {2 * i}, {2 * i + 1}): 기대값 ({e}), 실제값 ({g})",
+                             f"{lead.en}position m = {pos[t]} (positions[{t}]), pair i = {i} (columns {2 * i}, {2 * i + 1}): expected ({e}), got ({g})")
+
+            from_one = rope_frequencies(d) * 10000.0 ** (-2.0 / d)  # θ_(i+1): the paper's 1-based i, used from 0
             variants = [
                 (ref(torch.arange(len(positions))),
                  _Text("positions 인자를 쓰지 않고 0, 1, 2, …를 가정한 것 같습니다.", "positions seems ignored (0, 1, 2, … assumed)."),
-                 _Text("각도는 주어진 positions로 계산하세요: 왼쪽 패딩이나 KV 캐시에서는 0부터 차례대로가 아닙니다.", "compute the angles from the given positions: with left padding or a KV cache they are not 0, 1, 2, ….")),
+                 _Text("각도는 주어진 positions로 계산하세요: 왼쪽 패딩이나 KV 캐시에서는 0부터 차례대로가 아닙니다(05 노트북 6.3절(왼쪽 패딩과 위치)).",
+                       "compute the angles from the given positions: with left padding or a KV cache they are not 0, 1, 2, … (notebook 05, section 6.3 (Left padding and positions)).")),
+                (ref(positions - positions[0]),
+                 _Text("위치에서 첫 위치 positions[0]을 뺀 것 같습니다: 모든 쌍이 돌지만 각도가 다릅니다.",
+                       "the first position positions[0] seems subtracted: every pair turns, by the wrong angle."),
+                 _Text("위치 m의 각도는 m·θ_i입니다: 주어진 positions를 그대로 쓰세요.", "position m turns by m·θ_i: use the given positions as they are.")),
                 (ref(layout="half"),
-                 _Text("쌍을 (i, i + d/2)로 묶은 half 배치입니다.", "this is the half-split pairing (i, i + d/2)."),
-                 _Text("이 연습은 논문의 교차 배치 (2i, 2i+1)을 씁니다(05 노트북 §6.1).", "this exercise uses the paper's interleaved pairs (2i, 2i+1) (notebook 05 §6.1).")),
+                 _Text("쌍을 (i, i + d/2)로 묶은 절반 쌍(half) 짝짓기입니다.", "this is the half-split pairing (i, i + d/2)."),
+                 _Text("이 연습은 논문의 인접 쌍 (2i, 2i+1)을 씁니다(05 노트북 6.1절(interleaved와 half 배치)).",
+                       "this exercise uses the paper's interleaved pairs (2i, 2i+1) (notebook 05, section 6.1 (Interleaved vs half pairing)).")),
                 (ref(-positions),
                  _Text("회전 방향이 반대(시계 방향)입니다.", "the rotation goes the wrong way (clockwise)."),
                  _Text("out[2i] = x[2i]·cos − x[2i+1]·sin, out[2i+1] = x[2i+1]·cos + x[2i]·sin 입니다.", "out[2i] = x[2i]·cos − x[2i+1]·sin and out[2i+1] = x[2i+1]·cos + x[2i]·sin.")),
                 (ref(base=100.0),
                  _Text("지수가 2i/d가 아니라 i/d인 것 같습니다.", "the exponent seems to be i/d instead of 2i/d."),
                  _Text("θ_i = 10000^(−2i/head_dim)입니다.", "θ_i = 10000^(−2i/head_dim).")),
+                (ref(frequencies=from_one),
+                 _Text("쌍 번호 i를 1부터 센 것 같습니다: 모든 쌍이 돌지만, 쌍 i가 θ_(i+1)로 한 단계 느리게 돕니다.",
+                       "the pair index seems counted from 1: every pair turns, but pair i turns at θ_(i+1), one step too slow."),
+                 _Text("논문은 i를 1부터 세어 θ_i = 10000^(−2(i−1)/d)로 씁니다. 0부터 세는 코드에서는 θ_i = 10000^(−2i/d)이고 쌍 0은 1라디안씩 돕니다.",
+                       "the paper counts i from 1 and writes θ_i = 10000^(−2(i−1)/d); counting from 0, θ_i = 10000^(−2i/d) and pair 0 turns by 1 radian per token.")),
                 (ref(positions + 1),
                  _Text("위치가 하나씩 밀렸습니다(+1).", "the positions are off by one (+1)."),
                  _Text("위치 m의 각도는 m·θ_i입니다: 위치 0은 돌리지 않습니다.", "position m turns by m·θ_i: position 0 is not rotated.")),
@@ -288,10 +230,21 @@ def check_apply_rope(fn: Callable[[torch.Tensor, torch.Tensor], object]) -> bool
                  _Text("위치가 하나씩 밀렸습니다(−1).", "the positions are off by one (−1)."),
                  _Text("위치 m의 각도는 m·θ_i입니다.", "position m turns by m·θ_i.")),
             ]
-            if rest.any():
-                variants.append((got, _Text("일부 쌍이 회전하지 않고 그대로 남았습니다.", "some pairs were not rotated at all."),
-                                 _Text("head_dim / 2개의 쌍을 모두 돌려야 합니다.", "rotate all head_dim / 2 pairs.")))
-            _compare(got, expected, label, atol=1e-4, rtol=1e-4, variants=variants)
+            for in_float16 in (False, True):
+                variants.append((_rope_low_precision(x64, positions.numpy(), angles_in_float16=in_float16),
+                                 _Text("cos과 sin(또는 각도)을 float16(반정밀도)으로 계산한 것 같습니다: 유효 숫자가 3자리 남짓입니다.",
+                                       "cos and sin (or the angles) seem computed in float16 (half precision): about 3 significant digits."),
+                                 _Text("각도와 cos·sin은 float32 이상으로 계산하세요(05 노트북 6.4절(각도는 반정밀도로 계산하지 않는다)).",
+                                       "compute the angles, cos and sin in float32 or better (notebook 05, section 6.4 (Never compute the angles in half precision)).")))
+            unrotated = _unrotated_pairs(got, x64, expected)
+            if unrotated:
+                names = ", ".join(map(str, unrotated))
+                variants.append((got, _Text(f"돌지 않고 그대로 남은 쌍이 있습니다: 쌍 {names}(나머지 쌍은 맞습니다).",
+                                            f"pair(s) {names} were not rotated at all (the other pairs are right)."),
+                                 _Text(f"head_dim / 2 = {d // 2}개의 쌍을 모두 돌려야 합니다: 반복문이나 슬라이스의 끝을 확인하세요.",
+                                       f"rotate all head_dim / 2 = {d // 2} pairs: check the end of your loop or slice.")))
+            _compare(got, expected, label, atol=1e-4, rtol=1e-4, variants=variants,
+                     index_names=_Text("인덱스", "index"), describe=describe)
 
     return _grade(title, section, run)
 
@@ -303,16 +256,19 @@ def check_relative_position_index(fn: Callable[[int, int], object]) -> bool:
     """Check ``fn(seq_len, max_relative_position) -> (seq_len, seq_len)`` integers (Shaw et al. 2018, §3.2).
 
     The contract: entry ``[i, j] = clip(j − i, −k, k) + k`` for query ``i`` and key ``j``, as
-    :func:`posviz.relative_position_index` computes it; an integer numpy array or torch tensor.
-    Catches among others: the sign flipped (``i − j``), no clipping, clipping at ``k − 1``, and
-    no ``+k`` shift.
+    :func:`posviz.relative_position_index` computes it; an integer numpy array or torch tensor
+    (integral values in a float array are rejected: the result indexes table rows). Tested for
+    ``(seq_len, k)`` = (6, 2), (9, 3), (4, 10), (5, 0); a counter-example prints both matrices.
+    Catches among others: the sign flipped (``i − j``), no clipping, clipping at ``k − 1`` (on
+    both sides or only above), no ``+k`` shift, and ``max_relative_position`` ignored (a fixed k).
+    Paper: https://arxiv.org/abs/1803.02155
 
     Returns:
         ``True`` if every check passes, else ``False`` (feedback is printed; never raises).
     """
     title = _Text("상대 위치 인덱스", "relative position index")
-    section = _Text("04 노트북 §2를 다시 보세요: [i, j] = clip(j − i, −k, k) + k.",
-                    "see notebook 04 §2: [i, j] = clip(j − i, −k, k) + k.")
+    section = _Text("04 노트북 2절(식을 한 항씩)을 다시 보세요: [i, j] = clip(j − i, −k, k) + k.",
+                    "see notebook 04, section 2 (The equations, term by term): [i, j] = clip(j − i, −k, k) + k.")
 
     def run() -> None:
         for seq_len, k in ((6, 2), (9, 3), (4, 10), (5, 0)):
@@ -331,11 +287,22 @@ def check_relative_position_index(fn: Callable[[int, int], object]) -> bool:
                 (np.clip(offsets, -(k - 1), k - 1) + k,
                  _Text("k가 아니라 k − 1에서 잘랐습니다.", "the clipping is at k − 1 instead of k."),
                  _Text("표는 2k + 1행이고 −k … k를 모두 씁니다.", "the table has 2k + 1 rows and uses all of −k … k.")),
+                (np.clip(offsets, -k, k - 1) + k,
+                 _Text("위쪽 끝만 k − 1에서 잘랐습니다: 가장 큰 행 번호가 2k가 아니라 2k − 1입니다.",
+                       "only the upper end is clipped at k − 1: the largest row is 2k − 1 instead of 2k."),
+                 _Text("표는 2k + 1행(0 … 2k)입니다: 오프셋을 −k와 k 사이로 자르세요.", "the table has 2k + 1 rows (0 … 2k): clip the offsets to −k … k.")),
                 (np.clip(offsets, -k, k),
                  _Text("+k를 더하지 않아 음수 인덱스가 남았습니다.", "k was not added, so negative indices remain."),
                  _Text("행 번호는 0 … 2k여야 합니다: 클리핑한 오프셋에 k를 더하세요.", "row numbers must be 0 … 2k: add k to the clipped offset.")),
             ]
-            _compare(got, expected, label, atol=0, variants=variants, index_names="(query, key)")
+            for other in range(0, seq_len + 2):
+                if other != k:
+                    variants.append((np.clip(offsets, -other, other) + other,
+                                     _Text(f"max_relative_position 인자를 쓰지 않은 것 같습니다: 주어진 k = {k} 대신 k = {other}로 계산한 값입니다.",
+                                           f"max_relative_position seems ignored: these are the values for k = {other}, not k = {k}."),
+                                     _Text("함수 안의 k를 고정된 숫자가 아니라 인자 max_relative_position으로 쓰세요.",
+                                           "use the argument max_relative_position for k, not a fixed number.")))
+            _compare(got, expected, label, atol=0, variants=variants, index_names="(query, key)", show_arrays=True)
 
     return _grade(title, section, run)
 
@@ -343,23 +310,26 @@ def check_relative_position_index(fn: Callable[[int, int], object]) -> bool:
 # --- 06: ALiBi slopes ------------------------------------------------------------------------------
 
 
+
 def check_alibi_slopes(fn: Callable[[int], object]) -> bool:
     """Check ``fn(num_heads) -> (num_heads,)`` floats against :func:`posviz.alibi_slopes` (Press et al. 2022, §3).
 
     The contract: for a power of two ``n`` the geometric sequence ``2^(−8/n), 2^(−16/n), …, 2^(−8)``;
     for other ``n`` the slopes of the nearest smaller power of two followed by every second slope
-    of twice that many heads. Tested for ``n`` = 1, 2, 3, 4, 6, 8, 12, 16. Catches among others:
-    the power-of-two formula used for every ``n``, the order reversed, and an exponent off by one.
+    of twice that many heads. Tested for every ``n`` = 1 … 16 (relative tolerance 1e-5). Catches
+    among others: the power-of-two formula used for every ``n``, the order reversed, an exponent
+    off by one, and the extra slopes reversed or taken from the even-numbered terms.
+    Paper: https://arxiv.org/abs/2108.12409
 
     Returns:
         ``True`` if every check passes, else ``False`` (feedback is printed; never raises).
     """
     title = _Text("ALiBi 기울기(slope)", "ALiBi slopes")
-    section = _Text("06 노트북의 ALiBi 절을 다시 보세요: n이 2의 거듭제곱이 아니면 규칙이 따로 있습니다.",
-                    "see notebook 06's ALiBi section: heads that are not a power of two have their own rule.")
+    section = _Text("06 노트북 2절(새 참가자 ALiBi)을 다시 보세요: n이 2의 거듭제곱이 아니면 규칙이 따로 있습니다.",
+                    "see notebook 06, section 2 (The newcomer: ALiBi): heads that are not a power of two have their own rule.")
 
     def run() -> None:
-        for n in (1, 2, 3, 4, 6, 8, 12, 16):
+        for n in range(1, 17):
             label = f"num_heads={n}"
             got = _as_array(_call(fn, n, label=label), label)
             _check_shape(got, (n,), label)
@@ -375,6 +345,13 @@ def check_alibi_slopes(fn: Callable[[int], object]) -> bool:
                 (expected * 2.0 ** (8.0 / 2 ** int(math.floor(math.log2(n)))),
                  _Text("지수가 하나 밀렸습니다(첫 기울기가 1).", "the exponent is off by one (the first slope is 1)."),
                  _Text("수열은 2^(−8/n)에서 시작합니다: h = 1, 2, …, n.", "the sequence starts at 2^(−8/n): h = 1, 2, …, n.")),
+                (_alibi_variant(n, extras="reversed"),
+                 _Text("덧붙인 기울기(2의 거듭제곱을 넘는 헤드)의 순서가 뒤집혔습니다.", "the extra slopes (the heads past the power of two) are in reverse order."),
+                 _Text("덧붙이는 기울기도 큰 것부터: 2p개짜리 수열의 1, 3, 5번째 항 순서입니다.", "the extra slopes also go from large to small: terms 1, 3, 5, … of the 2p-head sequence.")),
+                (_alibi_variant(n, extras="even terms"),
+                 _Text("덧붙인 기울기를 2p개짜리 수열의 짝수 번째 항에서 가져왔습니다: p개짜리 기울기와 겹칩니다.",
+                       "the extra slopes come from the even-numbered terms of the 2p-head sequence: they repeat the first p slopes."),
+                 _Text("덧붙이는 기울기는 2p개짜리 수열의 홀수 번째 항(1, 3, 5번째)입니다.", "the extra slopes are the odd-numbered terms (1st, 3rd, 5th, …) of the 2p-head sequence.")),
             ]
             _compare(got, expected, label, atol=0, rtol=1e-5, variants=variants, index_names="head")
 
@@ -384,11 +361,6 @@ def check_alibi_slopes(fn: Callable[[int], object]) -> bool:
 # --- 01: one self-attention head ---------------------------------------------------------------
 
 
-def _attention(x, w_q, w_k, w_v, *, scale: float | None = None, dim: int = -1) -> np.ndarray:
-    q, k, v = x @ w_q, x @ w_k, x @ w_v
-    scores = q @ k.T / (math.sqrt(k.shape[-1]) if scale is None else scale)
-    return (torch.softmax(scores, dim=dim) @ v).numpy()
-
 
 def check_self_attention(fn: Callable[..., object]) -> bool:
     """Check ``fn(X, W_q, W_k, W_v) -> softmax(X W_q (X W_k)ᵀ / √d_k) X W_v`` (Vaswani et al. 2017, eq. 1).
@@ -397,12 +369,14 @@ def check_self_attention(fn: Callable[..., object]) -> bool:
     one head without a mask; the result is ``(seq_len, d_k)``. Tested with ``d_k ≠ d_model``.
     Catches among others: no scaling, scaling by √d_model, the softmax over the wrong axis, and
     returning the attention weights instead of the weighted values.
+    Paper: https://arxiv.org/abs/1706.03762
 
     Returns:
         ``True`` if every check passes, else ``False`` (feedback is printed; never raises).
     """
     title = _Text("셀프 어텐션 헤드", "one self-attention head")
-    section = _Text("01 노트북의 셀프 어텐션 절(식 1)을 다시 보세요.", "see notebook 01's self-attention section (eq. 1).")
+    section = _Text("01 노트북 5절(어텐션이 치른 대가: 어순)의 어텐션 헤드(식 1)를 다시 보세요.",
+                    "see the attention head (eq. 1) in notebook 01, section 5 (The price of attention: word order).")
 
     def run() -> None:
         gen = torch.Generator().manual_seed(1)
@@ -415,7 +389,8 @@ def check_self_attention(fn: Callable[..., object]) -> bool:
         if got.shape == weights.shape and np.allclose(got, weights, atol=1e-6):
             raise _Failed(_Text("어텐션 가중치만 돌려주었습니다: 값(V)을 곱하지 않았습니다.",
                                 "this returns the attention weights: the values V are not applied."),
-                          f"input: {label}\nexpected shape {expected.shape}, got {got.shape}",
+                          _lines(_Text(f"입력: {label}", f"input: {label}"),
+                                 _Text(f"기대한 모양: {expected.shape}, 받은 모양: {got.shape}", f"expected shape {expected.shape}, got {got.shape}")),
                           _Text("가중치 행렬에 V = X W_v를 곱하세요.", "multiply the weights by V = X W_v."))
         _check_shape(got, expected.shape, label)
         variants = [
@@ -450,8 +425,8 @@ def check_embedding_lookup(fn: Callable[[torch.Tensor, torch.Tensor], object]) -
         ``True`` if every check passes, else ``False`` (feedback is printed; never raises).
     """
     title = _Text("임베딩 조회", "embedding lookup")
-    section = _Text("02 노트북의 임베딩 테이블 절을 다시 보세요: 원-핫 벡터 × 테이블 = 행 하나.",
-                    "see notebook 02's embedding-table section: one-hot vector × table = one row.")
+    section = _Text("02 노트북 1절(토큰, 어휘, 임베딩 테이블)을 다시 보세요: 원-핫 벡터 × 테이블 = 행 하나.",
+                    "see notebook 02, section 1 (Tokens, vocabulary, embedding table): one-hot vector × table = one row.")
 
     def run() -> None:
         gen = torch.Generator().manual_seed(2)
@@ -465,47 +440,69 @@ def check_embedding_lookup(fn: Callable[[torch.Tensor, torch.Tensor], object]) -
             (table.double()[(ids + 1) % 7].numpy(),
              _Text("토큰 번호가 하나씩 밀렸습니다.", "the token ids are off by one."),
              _Text("토큰 번호 i는 테이블의 i번 행(0부터 셈)을 고릅니다.", "token id i picks row i of the table (counting from 0).")),
+            (table.double()[(ids - 1) % 7].numpy(),
+             _Text("토큰 번호가 하나씩 밀렸습니다(−1).", "the token ids are off by one (−1)."),
+             _Text("토큰 번호 i는 테이블의 i번 행(0부터 셈)을 고릅니다: 1을 빼지 마세요.", "token id i picks row i of the table (counting from 0): do not subtract 1.")),
         ]
         _compare(got, expected, label, atol=1e-6, rtol=1e-6, variants=variants, index_names="(token, feature)")
 
     return _grade(title, section, run)
 
 
-# --- 05b: NTK-aware base ---------------------------------------------------------------------------
+# --- 05b: dynamic NTK base -------------------------------------------------------------------------
 
 
-def check_ntk_scaled_base(fn: Callable[[float, int, float], object]) -> bool:
-    """Check ``fn(base, head_dim, factor) -> float``: the NTK-aware base ``b · s^(d/(d−2))``.
 
-    The contract is :func:`posviz.ntk_scaled_base` (bloc97 2023; YaRN paper, Peng et al. 2023,
-    §3): with it the fastest pair keeps its frequency and the slowest is slowed by exactly ``s``.
-    Catches among others: ``b · s`` (the exponent forgotten), the exponent ``(d−2)/d``, and
-    ``b · s^(d/2)``.
+def check_dynamic_ntk_base(fn: Callable[[float, int, float, int, int], object]) -> bool:
+    """Check ``fn(base, head_dim, factor, original_context, seq_len) -> float``: dynamic NTK's base at length ``ℓ``.
+
+    The contract is Hugging Face's ``rope_type="dynamic"`` (``_compute_dynamic_ntk_parameters``),
+    YaRN §3.3 (Peng et al. 2023, https://arxiv.org/abs/2309.00071): with ``L = max(ℓ, L₀)``,
+    ``b' = b · (s·L/L₀ − (s − 1))^(d/(d−2))``, so ``b' = b`` up to the training length and
+    ``b' = b · (ℓ/L₀)^(d/(d−2))`` for ``s = 1``; :func:`posviz.scaled_rope_frequencies` with
+    ``rule="dynamic"`` uses the same base. Tested at lengths below, at and beyond ``L₀`` with
+    ``s`` = 1, 2, 4 and 8 (relative tolerance 1e-6). Catches among others: no clamp at ``ℓ < L₀``,
+    ``factor`` ignored, the ``−(s − 1)`` left out, the exponent missing (or turned into 1 by
+    integer division ``//``) or inverted, and the length ignored (the fixed NTK base).
 
     Returns:
         ``True`` if every check passes, else ``False`` (feedback is printed; never raises).
     """
-    title = _Text("NTK 방식 밑(base)", "NTK-aware base")
-    section = _Text("05b 노트북의 NTK 절을 다시 보세요: 가장 느린 쌍이 정확히 s배 느려지도록 밑을 고릅니다.",
-                    "see notebook 05b's NTK section: the base is chosen so that the slowest pair is slowed by exactly s.")
+    title = _Text("동적 NTK의 밑(base)", "dynamic NTK base")
+    section = _Text("05b 노트북 2절(여섯 규칙을 한 그림에) 표의 동적 NTK 줄을 다시 보세요: b·(sℓ/L₀ − (s − 1))^(d/(d−2)), ℓ ≤ L₀이면 b 그대로입니다.",
+                    "see the dynamic NTK row of the table in notebook 05b, section 2 (Six rules on one figure): b·(sℓ/L₀ − (s − 1))^(d/(d−2)), and b itself for ℓ ≤ L₀.")
+    cases = ((10000.0, 16, 1.0, 64, 256), (10000.0, 16, 4.0, 64, 512), (10000.0, 16, 1.0, 64, 32),
+             (500000.0, 128, 8.0, 8192, 65536), (10000.0, 64, 2.0, 4096, 4096), (10000.0, 16, 4.0, 64, 100))
 
     def run() -> None:
-        for base, head_dim, factor in ((10000.0, 64, 4.0), (500000.0, 128, 8.0), (10000.0, 16, 2.0)):
-            label = f"base={base:g}, head_dim={head_dim}, factor={factor:g}"
-            value = _call(fn, base, head_dim, factor, label=label)
-            got = _as_array(value, label).reshape(-1)
+        for base, d, s, context, ell in cases:
+            label = f"base={base:g}, head_dim={d}, factor={s:g}, original_context={context}, seq_len={ell}"
+            got = _as_array(_call(fn, base, d, s, context, ell, label=label), label).reshape(-1)
             _check_shape(got, (1,), label)
-            d = head_dim
-            expected = np.array([ntk_scaled_base(base, head_dim, factor)])
+            expected = np.array([_dynamic_base(base, d, s, context, ell)])
             variants = [
-                (np.array([base * factor]), _Text("지수 d/(d−2)를 빠뜨렸습니다.", "the exponent d/(d−2) is missing."),
-                 _Text("b·s는 가장 느린 쌍을 s배보다 덜 늦춥니다. 식을 다시 세워 보세요.", "b·s slows the slowest pair by less than s: derive the exponent again.")),
-                (np.array([base * factor ** ((d - 2) / d)]), _Text("지수가 뒤집혔습니다: (d−2)/d.", "the exponent is inverted: (d−2)/d."),
-                 _Text("가장 느린 쌍의 주파수 b^(−(d−2)/d)가 정확히 1/s배가 되도록 푸세요.", "solve for the slowest pair's frequency b^(−(d−2)/d) to shrink by exactly 1/s.")),
-                (np.array([base * factor ** (d / 2)]), _Text("지수가 d/2입니다.", "the exponent is d/2."),
-                 _Text("지수는 d/(d−2)입니다.", "the exponent is d/(d−2).")),
+                (np.array([_dynamic_base(base, d, s, context, ell, clamp=False)]),
+                 _Text("ℓ < L₀에서 밑을 줄였습니다: 학습 길이보다 짧으면 밑을 바꾸지 않습니다.", "the base shrinks for ℓ < L₀: below the training length it must stay b."),
+                 _Text("길이를 L = max(ℓ, L₀)로 두세요.", "use the length L = max(ℓ, L₀).")),
+                (np.array([_dynamic_base(base, d, 1.0, context, ell)]),
+                 _Text("factor(s)를 쓰지 않고 ℓ/L₀만 썼습니다.", "factor (s) is ignored: only ℓ/L₀ is used."),
+                 _Text("Hugging Face 식의 비율은 s·L/L₀ − (s − 1)입니다. s = 1일 때만 L/L₀입니다.", "Hugging Face's ratio is s·L/L₀ − (s − 1); it is L/L₀ only for s = 1.")),
+                (np.array([_dynamic_base(base, d, s, context, ell, shift=False)]),
+                 _Text("−(s − 1)을 빠뜨렸습니다: ℓ = L₀에서 비율이 1이 아니라 s가 됩니다.", "the −(s − 1) is missing: at ℓ = L₀ the ratio becomes s instead of 1."),
+                 _Text("비율 s·L/L₀ − (s − 1)은 L = L₀에서 정확히 1입니다.", "the ratio s·L/L₀ − (s − 1) is exactly 1 at L = L₀.")),
+                (np.array([_dynamic_base(base, d, s, context, ell, exponent=1.0)]),
+                 _Text("결과가 b·비율과 같습니다: 지수 d/(d−2)가 빠졌거나, 정수 나눗셈(//) 때문에 지수가 1이 되었습니다.",
+                       "the result equals b·ratio: the exponent d/(d−2) is missing, or integer division (//) made it 1."),
+                 _Text("지수는 d / (d − 2)입니다(나눗셈은 /).", "the exponent is d / (d − 2) (divide with /).")),
+                (np.array([_dynamic_base(base, d, s, context, ell, exponent=(d - 2) / d)]),
+                 _Text("지수가 뒤집혔습니다: (d−2)/d.", "the exponent is inverted: (d−2)/d."),
+                 _Text("가장 느린 쌍의 주파수 b^(−(d−2)/d)가 정확히 1/비율배가 되도록 푸세요.", "solve for the slowest pair's frequency b^(−(d−2)/d) to shrink by exactly 1/ratio.")),
+                (np.array([ntk_scaled_base(base, d, s)]),
+                 _Text("길이 ℓ을 쓰지 않았습니다: 고정 배율 s의 NTK-aware 밑입니다.", "the length ℓ is not used: this is the NTK-aware base for the fixed factor s."),
+                 _Text("동적 NTK는 지금 길이 ℓ에 맞춰 밑을 다시 계산합니다.", "dynamic NTK recomputes the base for the current length ℓ.")),
             ]
-            _compare(got, expected, label, atol=0, rtol=1e-6, variants=variants, index_names="item")
+            _compare(got, expected, label, atol=0, rtol=1e-6, variants=variants,
+                     index_names=_Text("결과", "the result"))
 
     return _grade(title, section, run)
 
@@ -528,14 +525,14 @@ def check_unpermute_qk_rows(fn: Callable[[torch.Tensor, int], object]) -> bool:
     from .pretrained import permute_qk_rows, unpermute_qk_rows
 
     title = _Text("q/k 행 순서 바꾸기", "un-permuting q/k rows")
-    section = _Text("07 노트북의 행 순서 절을 다시 보세요: 헤드마다 interleaved_to_half(head_dim) 순서로 행을 고릅니다.",
-                    "see notebook 07's row-order section: within each head, rows are taken in interleaved_to_half(head_dim) order.")
+    section = _Text("07 노트북 3절(행 순서의 교훈)을 다시 보세요: 헤드마다 interleaved_to_half(head_dim) 순서로 행을 고릅니다.",
+                    "see notebook 07, section 3 (The row-order lesson, with real weights): within each head, rows are taken in interleaved_to_half(head_dim) order.")
 
     def run() -> None:
-        gen = torch.Generator().manual_seed(3)
-        for num_heads, head_dim, in_features in ((3, 8, 5), (2, 4, 3)):
-            weight = torch.randn(num_heads * head_dim, in_features, generator=gen)
-            label = f"weight: ({num_heads * head_dim}, {in_features}) float32, num_heads={num_heads} (head_dim={head_dim})"
+        for seed, (num_heads, head_dim, in_features) in enumerate(((3, 8, 5), (2, 4, 3)), start=3):
+            weight = torch.randn(num_heads * head_dim, in_features, generator=torch.Generator().manual_seed(seed))
+            label = (f"weight = torch.randn({num_heads * head_dim}, {in_features}, generator=torch.Generator().manual_seed({seed})), "
+                     f"num_heads={num_heads} (head_dim={head_dim})")
             got = _as_array(_call(fn, weight.clone(), num_heads, label=label), label)
             _check_shape(got, tuple(weight.shape), label)
             expected = unpermute_qk_rows(weight, num_heads).double().numpy()

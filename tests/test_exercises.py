@@ -136,11 +136,21 @@ LOOKUP_MISTAKES = {
     "transposed table": lambda ids, table: torch.nn.functional.one_hot(ids, table.shape[1]).float() @ table.T,
 }
 
-NTK_MISTAKES = {
-    "b*s": lambda b, d, s: b * s,
-    "exponent (d-2)/d": lambda b, d, s: b * s ** ((d - 2) / d),
-    "exponent d/2": lambda b, d, s: b * s ** (d / 2),
+def dynamic_answer(b, d, s, context, ell, *, clamp=True, shift=True, exponent=None):
+    length = max(ell, context) if clamp else ell
+    ratio = s * length / context - ((s - 1) if shift else 0)
+    return b * ratio ** (d / (d - 2) if exponent is None else exponent)
+
+
+DYNAMIC_MISTAKES = {
+    "no clamp below L0": lambda *a: dynamic_answer(*a, clamp=False),
+    "factor ignored": lambda b, d, s, c, ell: dynamic_answer(b, d, 1.0, c, ell),
+    "no -(s-1)": lambda *a: dynamic_answer(*a, shift=False),
+    "integer division in the exponent": lambda b, d, s, c, ell: b * (s * max(ell, c) / c - (s - 1)) ** (d // (d - 2)),
+    "exponent (d-2)/d": lambda b, d, s, c, ell: dynamic_answer(b, d, s, c, ell, exponent=(d - 2) / d),
+    "length ignored (fixed NTK)": lambda b, d, s, c, ell: b * s ** (d / (d - 2)),
 }
+
 
 CASES = [
     (
@@ -170,8 +180,10 @@ CASES = [
     (exercises.check_embedding_lookup,
      [lambda ids, table: table[ids], lambda ids, table: torch.nn.functional.one_hot(ids, len(table)).to(table.dtype) @ table],
      LOOKUP_MISTAKES),
-    (exercises.check_ntk_scaled_base, [posviz.ntk_scaled_base, lambda b, d, s: np.float32(b * s ** (d / (d - 2)))],
-     NTK_MISTAKES),
+    (exercises.check_dynamic_ntk_base,
+     [dynamic_answer, lambda *a: np.float32(dynamic_answer(*a)), lambda *a: torch.tensor(dynamic_answer(*a), dtype=torch.float64),
+      lambda b, d, s, c, ell: posviz.ntk_scaled_base(b, d, s * max(ell, c) / c - (s - 1))],
+     DYNAMIC_MISTAKES),
 ]
 CHECKERS = [case[0] for case in CASES]
 
