@@ -128,7 +128,7 @@ def check_sinusoidal_encoding(fn: Callable[[int, int], object]) -> bool:
                  _Text("첫 행은 위치 0입니다: np.arange(num_positions).", "the first row is position 0: np.arange(num_positions).")),
                 (_sinusoidal_variant(num_positions, d_model, angle_dtype=np.float16),
                  _Text("각도를 float16으로 계산한 것 같습니다: 큰 위치에서 값이 틀어집니다.", "the angles seem computed in float16: values drift at large positions."),
-                 _Text("각도는 float64(적어도 float32)로 계산하고 마지막에만 형 변환하세요(03 노트북 10절(큰 위치에서의 정밀도)).",
+                 _Text("각도는 float64(적어도 float32)로 계산하고 마지막에만 형 변환하세요(03 노트북 10절(위치 번호가 클 때의 정밀도)).",
                        "compute the angles in float64 (at least float32) and cast only at the end (notebook 03, section 10 (Precision at large positions)).")),
             ]
             if num_positions > 1 and np.allclose(got[:, :2], expected[:, :2], atol=1e-4):
@@ -165,7 +165,7 @@ def check_apply_rope(fn: Callable[[torch.Tensor, torch.Tensor], object]) -> bool
         ``True`` if every check passes, else ``False`` (feedback is printed; never raises).
     """
     title = _Text("RoPE 적용", "applying RoPE")
-    section = _Text("05 노트북 2절(블록 대각 회전 행렬과 효율적인 계산, 식 34)을 다시 보세요: 쌍 (2i, 2i+1)을 위치 × θ_i만큼 반시계 방향으로 돌립니다.",
+    section = _Text("05 노트북 2절(블록 대각 회전 행렬과 효율적인 계산, 식 34)을 다시 보세요: 짝 (2i, 2i+1)을 위치 × θ_i만큼 반시계 방향으로 돌립니다.",
                     "see notebook 05, section 2 (The block-diagonal rotation matrix and the efficient form, eq. 34): rotate each pair (2i, 2i+1) counter-clockwise by position × θ_i.")
     cases = [
         (torch.tensor(_ROPE_SMALL, dtype=torch.float64), [5, 0, 2],
@@ -195,7 +195,7 @@ def check_apply_rope(fn: Callable[[torch.Tensor, torch.Tensor], object]) -> bool
                 e, g = expected[(*where[:-1], slice(2 * i, 2 * i + 2))], got[(*where[:-1], slice(2 * i, 2 * i + 2))]
                 e, g = ", ".join(f"{v:.6g}" for v in e), ", ".join(f"{v:.6g}" for v in g)
                 lead = _Text(f"배치·헤드 {where[:-2]}, ", f"batch/head {where[:-2]}, ") if len(where) > 2 else _Text("", "")
-                return _Text(f"{lead.ko}위치 m = {pos[t]}(positions[{t}]), 쌍 i = {i}(열 {2 * i}, {2 * i + 1}): 기대값 ({e}), 실제값 ({g})",
+                return _Text(f"{lead.ko}위치 m = {pos[t]}(positions[{t}]), 짝 i = {i}(열 {2 * i}, {2 * i + 1}): 기대값 ({e}), 실제값 ({g})",
                              f"{lead.en}position m = {pos[t]} (positions[{t}]), pair i = {i} (columns {2 * i}, {2 * i + 1}): expected ({e}), got ({g})")
 
             from_one = rope_frequencies(d) * 10000.0 ** (-2.0 / d)  # θ_(i+1): the paper's 1-based i, used from 0
@@ -205,12 +205,12 @@ def check_apply_rope(fn: Callable[[torch.Tensor, torch.Tensor], object]) -> bool
                  _Text("각도는 주어진 positions로 계산하세요: 왼쪽 패딩이나 KV 캐시에서는 0부터 차례대로가 아닙니다(05 노트북 6.3절(왼쪽 패딩과 위치)).",
                        "compute the angles from the given positions: with left padding or a KV cache they are not 0, 1, 2, … (notebook 05, section 6.3 (Left padding and positions)).")),
                 (ref(positions - positions[0]),
-                 _Text("위치에서 첫 위치 positions[0]을 뺀 것 같습니다: 모든 쌍이 돌지만 각도가 다릅니다.",
+                 _Text("위치에서 첫 위치 positions[0]을 뺀 것 같습니다: 모든 짝이 돌지만 각도가 다릅니다.",
                        "the first position positions[0] seems subtracted: every pair turns, by the wrong angle."),
                  _Text("위치 m의 각도는 m·θ_i입니다: 주어진 positions를 그대로 쓰세요.", "position m turns by m·θ_i: use the given positions as they are.")),
                 (ref(layout="half"),
-                 _Text("쌍을 (i, i + d/2)로 묶은 절반 쌍(half) 짝짓기입니다.", "this is the half-split pairing (i, i + d/2)."),
-                 _Text("이 연습은 논문의 인접 쌍 (2i, 2i+1)을 씁니다(05 노트북 6.1절(interleaved와 half 배치)).",
+                 _Text("(i, i + d/2)를 한 짝으로 묶은 절반 짝(half)입니다.", "this is the half-split pairing (i, i + d/2)."),
+                 _Text("이 연습 문제는 논문의 인접 짝 (2i, 2i+1)을 씁니다(05 노트북 6.1절(짝짓기 방식: 인접 짝과 절반 짝)).",
                        "this exercise uses the paper's interleaved pairs (2i, 2i+1) (notebook 05, section 6.1 (Interleaved vs half pairing)).")),
                 (ref(-positions),
                  _Text("회전 방향이 반대(시계 방향)입니다.", "the rotation goes the wrong way (clockwise)."),
@@ -219,9 +219,9 @@ def check_apply_rope(fn: Callable[[torch.Tensor, torch.Tensor], object]) -> bool
                  _Text("지수가 2i/d가 아니라 i/d인 것 같습니다.", "the exponent seems to be i/d instead of 2i/d."),
                  _Text("θ_i = 10000^(−2i/head_dim)입니다.", "θ_i = 10000^(−2i/head_dim).")),
                 (ref(frequencies=from_one),
-                 _Text("쌍 번호 i를 1부터 센 것 같습니다: 모든 쌍이 돌지만, 쌍 i가 θ_(i+1)로 한 단계 느리게 돕니다.",
+                 _Text("짝 번호 i를 1부터 센 것 같습니다: 모든 짝이 돌지만, 짝 i가 θ_(i+1)로 한 단계 느리게 돕니다.",
                        "the pair index seems counted from 1: every pair turns, but pair i turns at θ_(i+1), one step too slow."),
-                 _Text("논문은 i를 1부터 세어 θ_i = 10000^(−2(i−1)/d)로 씁니다. 0부터 세는 코드에서는 θ_i = 10000^(−2i/d)이고 쌍 0은 1라디안씩 돕니다.",
+                 _Text("논문은 i를 1부터 세어 θ_i = 10000^(−2(i−1)/d)로 씁니다. 0부터 세는 코드에서는 θ_i = 10000^(−2i/d)이고 짝 0은 1라디안씩 돕니다.",
                        "the paper counts i from 1 and writes θ_i = 10000^(−2(i−1)/d); counting from 0, θ_i = 10000^(−2i/d) and pair 0 turns by 1 radian per token.")),
                 (ref(positions + 1),
                  _Text("위치가 하나씩 밀렸습니다(+1).", "the positions are off by one (+1)."),
@@ -239,9 +239,9 @@ def check_apply_rope(fn: Callable[[torch.Tensor, torch.Tensor], object]) -> bool
             unrotated = _unrotated_pairs(got, x64, expected)
             if unrotated:
                 names = ", ".join(map(str, unrotated))
-                variants.append((got, _Text(f"돌지 않고 그대로 남은 쌍이 있습니다: 쌍 {names}(나머지 쌍은 맞습니다).",
+                variants.append((got, _Text(f"돌지 않고 그대로 남은 짝이 있습니다: 짝 {names}(나머지 짝은 맞습니다).",
                                             f"pair(s) {names} were not rotated at all (the other pairs are right)."),
-                                 _Text(f"head_dim / 2 = {d // 2}개의 쌍을 모두 돌려야 합니다: 반복문이나 슬라이스의 끝을 확인하세요.",
+                                 _Text(f"head_dim / 2 = {d // 2}개의 짝을 모두 돌려야 합니다: 반복문이나 슬라이스의 끝을 확인하세요.",
                                        f"rotate all head_dim / 2 = {d // 2} pairs: check the end of your loop or slice.")))
             _compare(got, expected, label, atol=1e-4, rtol=1e-4, variants=variants,
                      index_names=_Text("인덱스", "index"), describe=describe)

@@ -112,7 +112,7 @@ GALLERY = [
     ("sin exponent i/d", exercises.check_sinusoidal_encoding, lambda n, d: posviz.sinusoidal_encoding(n, d, base=100.0), "i/d instead of 2i/d", "i/d인 것 같습니다"),
     ("sin swapped", exercises.check_sinusoidal_encoding, lambda n, d: sin_table(n, d).reshape(n, d // 2, 2)[..., ::-1].reshape(n, d), "swapped", "뒤바뀐"),
     ("sin positions from 1", exercises.check_sinusoidal_encoding, lambda n, d: sin_table(n + 1, d)[1:], "start at 1", "1부터 시작"),
-    ("sin concatenated", exercises.check_sinusoidal_encoding, lambda n, d: posviz.sinusoidal_encoding(n, d, layout="concatenated"), "concatenated layout", "이어 붙인 배치"),
+    ("sin concatenated", exercises.check_sinusoidal_encoding, lambda n, d: posviz.sinusoidal_encoding(n, d, layout="concatenated"), "concatenated layout", "이어 붙인"),
     ("sin base 1000", exercises.check_sinusoidal_encoding, lambda n, d: posviz.sinusoidal_encoding(n, d, base=1000.0), "pair 0 is right", "짝 0은 맞고"),
     ("sin integer array", exercises.check_sinusoidal_encoding, sin_into_integer_array, "integer array", "정수 배열"),
     ("sin transposed", exercises.check_sinusoidal_encoding, lambda n, d: sin_table(n, d).T, "transposed", "전치"),
@@ -124,12 +124,12 @@ GALLERY = [
     ("index upper clip 2k-1", exercises.check_relative_position_index, lambda n, k: index(n, k, high=k - 1), "only the upper end", "위쪽 끝만"),
     ("index k hard-coded", exercises.check_relative_position_index, lambda n, k: index(n, 2), "max_relative_position seems ignored", "max_relative_position 인자를 쓰지 않은"),
     ("rope ignores positions", exercises.check_apply_rope, lambda x, p: rope(x, p, angle_positions=torch.arange(len(p))), "positions seems ignored", "positions 인자를 쓰지 않고"),
-    ("rope half pairing", exercises.check_apply_rope, lambda x, p: posviz.apply_rope(x, p, layout="half"), "half-split", "절반 쌍"),
+    ("rope half pairing", exercises.check_apply_rope, lambda x, p: posviz.apply_rope(x, p, layout="half"), "half-split", "절반 짝"),
     ("rope clockwise", exercises.check_apply_rope, lambda x, p: rope(x, p, angle_positions=-p), "clockwise", "시계 방향"),
     ("rope pair index from 1", exercises.check_apply_rope, rope_pair_index_from_one, "counted from 1: every pair turns", "1부터 센 것 같습니다"),
     ("rope minus first position", exercises.check_apply_rope, lambda x, p: rope(x, p, angle_positions=p - p[0]), "first position positions[0] seems subtracted", "첫 위치 positions[0]을 뺀"),
     ("rope float16 cos/sin", exercises.check_apply_rope, lambda x, p: rope(x, p, half_cos_sin=True), "float16 (half precision)", "float16(반정밀도)"),
-    ("rope some pairs unrotated", exercises.check_apply_rope, rope_some_pairs, "pair(s) 2, 3 were not rotated", "그대로 남은 쌍이 있습니다: 쌍 2, 3"),
+    ("rope some pairs unrotated", exercises.check_apply_rope, rope_some_pairs, "pair(s) 2, 3 were not rotated", "그대로 남은 짝이 있습니다: 짝 2, 3"),
     ("rope returns a tuple", exercises.check_apply_rope, lambda x, p: (rope(x, p), p), "tuple of 2 values", "tuple입니다"),
     ("rope float16 output", exercises.check_apply_rope, lambda x, p: rope(x, p).half(), "is float16", "float16(반정밀도)입니다"),
     ("alibi odd extras reversed", exercises.check_alibi_slopes, lambda n: slopes(n, odd_extras_reversed=True), "reverse order", "순서가 뒤집혔습니다"),
@@ -179,7 +179,7 @@ def test_rope_counter_example_can_be_rebuilt_and_names_m_and_i(capsys):
     assert "x = torch.tensor([[1.0, 2.0, 3.0, 4.0]" in out and "positions = torch.tensor([5, 0, 2])" in out
     assert "position m = 5 (positions[0]), pair i = 0 (columns 0, 1)" in out
     _, out = run(exercises.check_apply_rope, rope_pair_index_from_one, "ko", capsys)
-    assert "위치 m = 5(positions[0]), 쌍 i = 0(열 0, 1)" in out
+    assert "위치 m = 5(positions[0]), 짝 i = 0(열 0, 1)" in out
     # the larger random input is printed as a recipe that rebuilds it exactly
     _, out = run(exercises.check_apply_rope, rope_some_pairs, "en", capsys)
     recipe = re.search(r"input: (x = torch\.randn\(.*?\)\.float\(\)); positions = (torch\.tensor\(\[.*?\]\))", out)
