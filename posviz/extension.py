@@ -142,7 +142,7 @@ def extension_label(rule: str, lang: str | None = None) -> str:
     if lang is None:
         from .style import t
 
-        return t(ko, en)
+        return en if ko == en else t(ko, en)
     if lang not in ("ko", "en"):
         raise ValueError(f"lang must be 'ko' or 'en', got {lang!r}")
     return ko if lang == "ko" else en
