@@ -219,7 +219,8 @@ class ExtensionConfig:
 
 
 #: What ``python -m posviz.extension --preset full`` runs: every rule and the ablation (about
-#: 13 CPU-minutes in all with one thread: 11 for the six rules, about 2 for the ablation).
+#: 12 CPU-minutes in all with one thread: 11 for the six rules; run alone, with the base models
+#: retrained, the ablation took 1.3–1.5 CPU-minutes per seed).
 EXTENSION_FULL = ExtensionConfig(name="context_extension_full", rules=EXTENSION_RULES)
 
 #: The live version of notebook 05b (well under a minute on 2 cores).
