@@ -470,7 +470,7 @@ def check_dynamic_ntk_base(fn: Callable[[float, int, float, int, int], object]) 
     """
     title = _Text("동적 NTK의 밑(base)", "dynamic NTK base")
     section = _Text("05b 노트북 2절(여섯 규칙을 한 그림에) 표의 동적 NTK 줄을 다시 보세요: b·(sℓ/L₀ − (s − 1))^(d/(d−2)), ℓ ≤ L₀이면 b 그대로입니다.",
-                    "see the dynamic NTK row of the table in notebook 05b, section 2 (Six rules on one figure): b·(sℓ/L₀ − (s − 1))^(d/(d−2)), and b itself for ℓ ≤ L₀.")
+                    "see the dynamic NTK row of the table in notebook 05b, section 2 (Six rules in one figure): b·(sℓ/L₀ − (s − 1))^(d/(d−2)), and b itself for ℓ ≤ L₀.")
     cases = ((10000.0, 16, 1.0, 64, 256), (10000.0, 16, 4.0, 64, 512), (10000.0, 16, 1.0, 64, 32),
              (500000.0, 128, 8.0, 8192, 65536), (10000.0, 64, 2.0, 4096, 4096), (10000.0, 16, 4.0, 64, 100))
 

@@ -16,9 +16,17 @@ Every evaluation records the per-position loss (nats, averaged over the held-out
 the curve the PI and YaRN papers plot as perplexity against context length.
 
 ``"dynamic"`` uses YaRN §3.3's rule ``s = max(1, L/L₀)`` for the current length ``L`` (Hugging
-Face ``"dynamic"`` with ``factor = 1``). It is evaluated as generation without a key/value cache
-would see it: positions ``[(j−1)·L₀, j·L₀)`` are scored by a forward pass over the first
-``j·L₀`` tokens with the frequencies for that length.
+Face ``"dynamic"`` with ``factor = 1``). It is scored block by block, a coarse version of
+generation without a KV cache (which would change the base at every token): positions
+``[(j−1)·L₀, j·L₀)`` are scored by a forward pass over the first ``j·L₀`` tokens with the
+frequencies for that length. Its fine-tune uses the fixed ``s = factor`` of the target length
+(dynamic scaling is an inference-time rule, YaRN §3.3), so the fine-tuned ``"dynamic"`` model is
+trained at one ``s`` and evaluated with ``s = 1 … factor``.
+
+Besides the rules of :data:`~posviz.rope_scaling.CONTEXT_RULES`, the experiment knows the
+ablations of :data:`ABLATIONS`: ``"yarn_no_temperature"`` is YaRN's frequencies with
+``attention_factor = 1`` (NTK-by-parts alone, YaRN §3.2), which separates YaRN's ramp from its
+attention temperature (§3.4).
 
 Run the full configuration from the repository root (writes
 ``data/results/context_extension_full.json`` with configuration, seeds, versions and date)::
@@ -29,6 +37,14 @@ or, on a machine with free cores, one process per seed and a merge (what produce
 
     python -m posviz.extension --seeds 0 --out part0.json   # likewise --seeds 1, --seeds 2
     python -m posviz.extension --merge part0.json part1.json part2.json
+
+A rule added later is run alone (per seed, retraining the same base models) and added to the
+stored file, whose other runs stay as they are; the retrained base models must agree with the
+stored ones, and a rerun of a stored rule can come along as a control (what added the ablation)::
+
+    python -m posviz.extension --rules yarn_no_temperature --seeds 0 --out ab0.json   # likewise 1, 2
+    python -m posviz.extension --rules yarn --seeds 0 --out control0.json
+    python -m posviz.extension --add-rules ab0.json ab1.json ab2.json control0.json
 
 Sources: Chen et al. 2023 (PI), https://arxiv.org/abs/2306.15595; Peng et al. 2023 (YaRN),
 https://arxiv.org/abs/2309.00071.
@@ -66,10 +82,14 @@ from .tasks import Task, TaskSpec, load_corpus, make_tasks
 from .training import train
 
 __all__ = [
+    "ABLATIONS",
     "EXTENSION_COLORS",
     "EXTENSION_FULL",
+    "EXTENSION_RULES",
     "EXTENSION_SMALL",
     "ExtensionConfig",
+    "add_extension_rules",
+    "extension_label",
     "load_extension_results",
     "merge_extension_results",
     "plot_position_loss",
@@ -78,7 +98,15 @@ __all__ = [
     "summarize_extension",
 ]
 
-#: One colour per rule (Okabe–Ito palette), the same in every figure of notebook 05b.
+#: Ablations: a name, and the keywords of :func:`posviz.scaled_rope_frequencies` it stands for.
+#: ``"yarn_no_temperature"``: YaRN's frequencies with cos/sin left unscaled (NTK-by-parts, YaRN §3.2).
+ABLATIONS: dict[str, dict] = {"yarn_no_temperature": {"rule": "yarn", "attention_factor": 1.0}}
+
+#: Everything :class:`ExtensionConfig` can run: the rules, then the ablations.
+EXTENSION_RULES: tuple[str, ...] = (*CONTEXT_RULES, *ABLATIONS)
+
+#: One colour per rule (Okabe–Ito palette), the same in every figure of notebook 05b; an ablation
+#: takes its rule's colour and a dashed line.
 EXTENSION_COLORS: dict[str, str] = {
     "none": "#000000",
     "linear": "#E69F00",
@@ -86,7 +114,38 @@ EXTENSION_COLORS: dict[str, str] = {
     "dynamic": "#009E73",
     "yarn": "#D55E00",
     "llama3": "#CC79A7",
+    "yarn_no_temperature": "#D55E00",
 }
+
+#: Display names (Korean, English), as the prose of notebook 05b names the rules.
+_LABELS: dict[str, tuple[str, str]] = {
+    "none": ("RoPE 그대로", "plain RoPE"),
+    "linear": ("PI", "PI"),
+    "ntk": ("NTK-aware", "NTK-aware"),
+    "dynamic": ("동적 NTK", "dynamic NTK"),
+    "yarn": ("YaRN", "YaRN"),
+    "llama3": ("Llama 3", "Llama 3"),
+    "yarn_no_temperature": ("YaRN, 온도 없이", "YaRN without temperature"),
+}
+
+
+def extension_label(rule: str, lang: str | None = None) -> str:
+    """The display name of ``rule`` (e.g. ``"none"`` → "RoPE 그대로" / "plain RoPE") in the figure
+    language of :func:`posviz.t`, or in ``lang`` (``"ko"`` or ``"en"``) when given.
+
+    Raises:
+        ValueError: for a name not in :data:`EXTENSION_RULES`, or another ``lang``.
+    """
+    if rule not in _LABELS:
+        raise ValueError(f"unknown rule {rule!r}; choose from {EXTENSION_RULES}")
+    ko, en = _LABELS[rule]
+    if lang is None:
+        from .style import t
+
+        return en if ko == en else t(ko, en)
+    if lang not in ("ko", "en"):
+        raise ValueError(f"lang must be 'ko' or 'en', got {lang!r}")
+    return ko if lang == "ko" else en
 
 
 @dataclass(frozen=True)
@@ -95,7 +154,7 @@ class ExtensionConfig:
 
     Attributes:
         name: results file name (``data/results/<name>.json``).
-        rules: rules of :func:`posviz.scaled_rope_frequencies`.
+        rules: rules of :func:`posviz.scaled_rope_frequencies` and ablations (:data:`EXTENSION_RULES`).
         seeds: one base model per seed (initial weights, training and fine-tuning data follow it).
         train_len, steps, batch_size, lr: the base training (the ``"charlm"`` task of notebook 06).
         factors: target lengths as multiples of ``train_len``.
@@ -126,8 +185,8 @@ class ExtensionConfig:
         if not self.rules or not self.seeds or not self.factors:
             raise ValueError("rules, seeds and factors must all be non-empty")
         for rule in self.rules:
-            if rule not in CONTEXT_RULES:
-                raise ValueError(f"unknown rule {rule!r}; choose from {CONTEXT_RULES}")
+            if rule not in EXTENSION_RULES:
+                raise ValueError(f"unknown rule {rule!r}; choose from {EXTENSION_RULES}")
         for factor in self.factors:
             check_int("factor", factor, minimum=2)
         for seed in self.seeds:
@@ -159,8 +218,10 @@ class ExtensionConfig:
         )
 
 
-#: What ``python -m posviz.extension --preset full`` runs (about 11 CPU-minutes in all, one thread).
-EXTENSION_FULL = ExtensionConfig(name="context_extension_full")
+#: What ``python -m posviz.extension --preset full`` runs: every rule and the ablation (about
+#: 12 CPU-minutes in all with one thread: 11 for the six rules; run alone, with the base models
+#: retrained, the ablation took 1.3–1.5 CPU-minutes per seed).
+EXTENSION_FULL = ExtensionConfig(name="context_extension_full", rules=EXTENSION_RULES)
 
 #: The live version of notebook 05b (well under a minute on 2 cores).
 EXTENSION_SMALL = ExtensionConfig(
@@ -178,7 +239,9 @@ PRESETS = {"small": EXTENSION_SMALL, "full": EXTENSION_FULL}
 
 
 def _settings(rule: str, factor: int, train_len: int, seq_len: int) -> dict:
-    """Keywords of :func:`scaled_rope_frequencies` for one rule at target factor ``factor``."""
+    """Keywords of :func:`scaled_rope_frequencies` for one rule or ablation at target factor ``factor``."""
+    if rule in ABLATIONS:
+        return {**_settings(ABLATIONS[rule]["rule"], factor, train_len, seq_len), **ABLATIONS[rule]}
     if rule == "dynamic":
         return {"rule": "dynamic", "factor": 1.0, "original_context": train_len, "seq_len": seq_len}
     return {"rule": rule, "factor": float(factor), "original_context": train_len}
@@ -206,7 +269,7 @@ def position_losses(
         model: a causal :class:`~posviz.models.TinyTransformer` with ``position="rope"``.
         task: a per-token task whose every position is scored (:class:`~posviz.tasks.CharLMTask`).
         seq_len: evaluation length in tokens.
-        rule, factor: the rule and its extension factor ``s``.
+        rule, factor: the rule (or ablation, :data:`EXTENSION_RULES`) and its extension factor ``s``.
         train_len: the training length ``L₀``.
         num_samples, seed: held-out sequences (one batch) and their generator's seed.
 
@@ -404,6 +467,106 @@ def merge_extension_results(*parts: dict) -> dict:
     }
 
 
+_BASE_KEYS = ("final_loss", "loss_at_train_len")
+
+
+def _largest_relative_difference(a: Sequence[float], b: Sequence[float]) -> float:
+    x, y = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+    return float(np.max(np.abs(x - y) / np.abs(y)))
+
+
+def add_extension_rules(results: dict, *parts: dict, base_rtol: float = 1e-5) -> dict:
+    """Add rules run later (e.g. an ablation, one part per seed) to a stored results file.
+
+    Each part is a :func:`run_extension` result of the same configuration except ``rules`` and
+    ``seeds``. A part retrains the base models from the same seeds, so its ``base`` records
+    (final training loss, loss at ``train_len``) must agree with the stored ones to ``base_rtol``
+    (code changes since the stored run may move float32 rounding, not more); the largest
+    relative difference is recorded. Two kinds of part:
+
+    * **new rules**: together these parts cover every stored seed once, with rules ``results``
+      does not have; their runs follow the stored ones, which are kept as they are, and
+      ``config["rules"]`` lists the stored rules, then the new ones;
+    * **controls**: a part that reruns stored rules is compared run by run with the stored
+      numbers (largest absolute difference of ``loss`` and ``loss_at_train_len``, in nats) and
+      only that comparison is kept.
+
+    ``parts`` keeps the provenance of every part (stored, new and control) with its seeds and
+    rules; ``seconds``, ``cpu_seconds`` and ``date`` cover all of them.
+
+    Raises:
+        ValueError: if no new-rule part is given, the configurations differ (besides rules and
+            seeds), the new parts' rules differ from each other or overlap the stored ones, the
+            seeds do not match, or a base model differs from the stored one by more than
+            ``base_rtol``.
+    """
+    require_same_config([results, *parts], ignore=("seeds", "rules"), what="context-extension results")
+    old_rules = list(results["config"]["rules"])
+    controls = [part for part in parts if set(part["config"]["rules"]) <= set(old_rules)]
+    adds = [part for part in parts if not set(part["config"]["rules"]) <= set(old_rules)]
+    if not adds:
+        raise ValueError("add_extension_rules needs at least one part with rules that are not stored yet")
+    new_rules = list(adds[0]["config"]["rules"])
+    for part in adds:
+        if list(part["config"]["rules"]) != new_rules:
+            raise ValueError(f"every new part must run the same rules; got {new_rules} and {part['config']['rules']}")
+    if set(new_rules) & set(old_rules):
+        raise ValueError(f"rules {sorted(set(new_rules) & set(old_rules))} are already stored")
+    seeds = [seed for part in adds for seed in part["seeds"]]
+    if sorted(seeds) != sorted(results["seeds"]):
+        raise ValueError(f"the parts must cover the stored seeds {results['seeds']} once each, got {sorted(seeds)}")
+    stored_base = {b["seed"]: b for b in results["base"]}
+
+    def base_difference(part: dict) -> float:
+        worst = 0.0
+        for b in part["base"]:
+            if b["seed"] not in stored_base:
+                raise ValueError(f"seed {b['seed']} is not stored")
+            old = stored_base[b["seed"]]
+            diff = _largest_relative_difference([b[k] for k in _BASE_KEYS], [old[k] for k in _BASE_KEYS])
+            if not diff <= base_rtol:
+                raise ValueError(
+                    f"seed {b['seed']}: the retrained base model differs from the stored one "
+                    f"(largest relative difference {diff:.1e} > base_rtol={base_rtol:g})"
+                )
+            worst = max(worst, diff)
+        return worst
+
+    stored_runs = {(r["seed"], r["rule"], r["factor"], r["finetuned"]): r for r in results["runs"]}
+    old_parts = results.get("parts") or [part_info(results) | {"seeds": results["seeds"]}]
+    info = [p | {"rules": p.get("rules", old_rules)} for p in old_parts]
+    for part in adds:
+        info.append(
+            part_info(part)
+            | {"seeds": part["seeds"], "rules": new_rules, "base_relative_difference": base_difference(part)}
+        )
+    for part in controls:
+        pairs = [(r, stored_runs[r["seed"], r["rule"], r["factor"], r["finetuned"]]) for r in part["runs"]]
+        info.append(
+            part_info(part)
+            | {
+                "seeds": part["seeds"],
+                "rules": list(part["config"]["rules"]),
+                "control": True,
+                "base_relative_difference": base_difference(part),
+                "max_loss_difference": max(abs(r["loss"] - old["loss"]) for r, old in pairs),
+                "max_loss_at_train_len_difference": max(
+                    abs(r["loss_at_train_len"] - old["loss_at_train_len"]) for r, old in pairs
+                ),
+            }
+        )
+    new_runs = sorted((r for part in adds for r in part["runs"]), key=lambda r: r["seed"])
+    return {
+        **results,
+        "config": {**results["config"], "rules": old_rules + new_rules},
+        "date": max([results["date"], *(part["date"] for part in parts)]),
+        "seconds": results["seconds"] + sum(part["seconds"] for part in parts),
+        "cpu_seconds": results["cpu_seconds"] + sum(part["cpu_seconds"] for part in parts),
+        "parts": info,
+        "runs": [*results["runs"], *new_runs],
+    }
+
+
 def summarize_extension(results: dict, key: str = "loss") -> dict[tuple[str, int, bool], dict[str, float]]:
     """Mean, sample std, min, max and count over seeds of ``key`` for each (rule, factor, fine-tuned).
 
@@ -432,7 +595,9 @@ def plot_position_loss(
 ):
     """Per-position loss (mean over seeds, min–max shaded) of every rule at ``factor × train_len``.
 
-    A dotted line marks the training length. Returns the axes.
+    ``rules`` (default: every rule of the file) are drawn under their display names
+    (:func:`extension_label`), ablations dashed. A dotted line marks the training length.
+    Returns the axes.
     """
     import matplotlib.pyplot as plt
 
@@ -452,7 +617,14 @@ def plot_position_loss(
         if not curves:
             continue
         x = (np.arange(len(curves[0])) + 0.5) * width
-        plot_band(ax, x, curves, color=EXTENSION_COLORS.get(rule), label=rule)
+        plot_band(
+            ax,
+            x,
+            curves,
+            color=EXTENSION_COLORS.get(rule),
+            label=extension_label(rule),
+            linestyle="--" if rule in ABLATIONS else "-",
+        )
     ax.axvline(L, color="grey", linestyle=":", linewidth=1.5, label=t("학습 길이", "training length"))
     ax.set_xlabel(t("위치 (토큰)", "position (tokens)"))
     ax.set_ylabel(t("손실 (nats/글자)", "loss (nats per character)"))
@@ -471,6 +643,9 @@ def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
         "--preset", choices=sorted(PRESETS), default="full", help="configuration (default: full)"
     )
     parser.add_argument("--seeds", nargs="+", type=int, help="seeds (default: the preset's)")
+    parser.add_argument(
+        "--rules", nargs="+", choices=EXTENSION_RULES, metavar="RULE", help="rules to run (default: the preset's)"
+    )
     parser.add_argument("--out", type=Path, help="output file (default: data/results/<name>.json)")
     parser.add_argument("--threads", type=int, default=1, help="torch CPU threads (default: 1)")
     parser.add_argument(
@@ -480,6 +655,16 @@ def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
         metavar="FILE",
         help="instead of running, merge results files of the same configuration (e.g. one per seed) into --out",
     )
+    parser.add_argument(
+        "--add-rules",
+        nargs="+",
+        type=Path,
+        metavar="FILE",
+        help="instead of running, add the runs of rules run later (files from --rules, one per seed; a file "
+        "that reruns stored rules is a control) to the preset's stored file (or --into), written to --out "
+        "(default: that file)",
+    )
+    parser.add_argument("--into", type=Path, help="the stored file for --add-rules (default: data/results/<name>.json)")
     return parser.parse_args(argv)
 
 
@@ -492,8 +677,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         path = save_results(merged, args.out or results_dir() / f"{merged['config']['name']}.json")
         print(f"wrote {path} (seeds {merged['seeds']}, {merged['cpu_seconds'] / 60:.1f} CPU minutes in all)")
         return 0
+    if args.add_rules:
+        into = args.into or results_dir() / f"{config.name}.json"
+        added = add_extension_rules(
+            load_extension_results(into), *(load_extension_results(path) for path in args.add_rules)
+        )
+        path = save_results(added, args.out or into)
+        print(f"wrote {path} (rules {added['config']['rules']}, {len(added['runs'])} runs)")
+        return 0
     if args.seeds:
         config = dataclasses.replace(config, seeds=tuple(args.seeds))
+    if args.rules:
+        config = dataclasses.replace(config, rules=tuple(args.rules))
     torch.set_num_threads(check_int("threads", args.threads, minimum=1))
     results = run_extension(config, progress=True)
     path = save_results(results, args.out or results_dir() / f"{config.name}.json")

@@ -52,6 +52,13 @@ def _check_beta(name: str, value: object) -> float:
     return check_positive_float(name, value)
 
 
+def _check_base(value: object) -> float:
+    base = check_positive_float("base", value)
+    if not base > 1:
+        raise ValueError(f"base must be > 1 (θ_i = b^(−2i/d) must fall with the pair index i), got {base:g}")
+    return base
+
+
 def ntk_scaled_base(base: float, head_dim: int, factor: float) -> float:
     """The "NTK-aware" base ``b' = b · s^(d / (d − 2))`` for a context ``s`` times longer.
 
@@ -98,7 +105,7 @@ def yarn_correction_range(
 
     Args:
         head_dim: even head dimension ``d >= 2``.
-        base: frequency base ``b > 0``, ``!= 1``.
+        base: frequency base ``b > 1``.
         original_context: the training context ``L₀`` in tokens, ``>= 1``.
         beta_fast: pairs turning more than this many times in ``L₀`` are kept (YaRN's ``β``, 32).
         beta_slow: pairs turning fewer times than this are interpolated (YaRN's ``α``, 1).
@@ -107,12 +114,11 @@ def yarn_correction_range(
         ``(low, high)`` as ints; pairs ``i <= low`` keep ``θ_i``, pairs ``i >= high`` get ``θ_i / s``.
 
     Raises:
-        ValueError: for a bad ``head_dim``, ``base``, ``original_context`` or ``beta_fast <= beta_slow``.
+        ValueError: for a bad ``head_dim``, ``base <= 1``, a bad ``original_context`` or
+            ``beta_fast <= beta_slow``.
     """
     head_dim = check_head_dim(head_dim)
-    base = check_positive_float("base", base)
-    if base == 1.0:
-        raise ValueError("base must differ from 1 (every pair would have the same frequency)")
+    base = _check_base(base)
     context = check_int("original_context", original_context, minimum=1)
     fast, slow = _check_beta("beta_fast", beta_fast), _check_beta("beta_slow", beta_slow)
     if not fast > slow:
@@ -149,6 +155,7 @@ def scaled_rope_frequencies(
     beta_slow: float = 1.0,
     low_freq_factor: float = 1.0,
     high_freq_factor: float = 4.0,
+    attention_factor: float | None = None,
 ) -> tuple[np.ndarray, float]:
     """Per-pair RoPE frequencies ``θ'_i`` for running a model past its training context.
 
@@ -167,7 +174,7 @@ def scaled_rope_frequencies(
                  ``b · (s·L/L₀ − (s − 1))^(d/(d−2))``; at ``L <= L₀`` it is
                  ``θ_i`` itself. With ``factor = 1`` this is YaRN §3.3's
                  ``s = L/L₀``.
-    ``"yarn"``   NTK-by-parts (YaRN §3.2, eq. 18): ``θ'_i = (1 − γ_i) θ_i/s +        ``"yarn"``
+    ``"yarn"``   NTK-by-parts (YaRN §3.2, eq. 20): ``θ'_i = (1 − γ_i) θ_i/s +        ``"yarn"``
                  γ_i θ_i``, with ``γ_i = 1`` for ``i <= low``, 0 for ``i >= high``
                  and linear in ``i`` between (:func:`yarn_correction_range`);
                  attention factor ``0.1 ln s + 1`` (eq. 22)
@@ -177,9 +184,10 @@ def scaled_rope_frequencies(
     ============ ================================================================= ======================
 
     YaRN's ramp: the paper writes ``γ`` as linear in the turn count ``r = L₀/λ`` between
-    ``α = beta_slow`` and ``β = beta_fast``; its reference code, Hugging Face and this function
-    ramp linearly in the pair index between the rounded boundary indices instead (what released
-    YaRN models use).
+    ``α = beta_slow`` and ``β = beta_fast`` (eq. 17–18); its reference code, Hugging Face and this
+    function ramp linearly in the pair index between the rounded boundary indices instead (what
+    released YaRN models use; github.com/jquesnelle/yarn issue 60). Where no pair turns
+    ``beta_fast`` times in ``L₀`` (small ``L₀``), ``low`` is clamped to 0, so pair 0 is still kept.
 
     Hugging Face names (``config.rope_parameters``): ``rule`` → ``rope_type``, ``base`` →
     ``rope_theta``, ``factor`` → ``factor``, ``original_context`` →
@@ -190,30 +198,35 @@ def scaled_rope_frequencies(
 
     Args:
         head_dim: even head (or rotary) dimension ``d``; ``>= 4`` for ``"ntk"`` and ``"dynamic"``.
-        base: frequency base ``b > 0`` (10 000 in RoFormer and Llama 2, 500 000 in Llama 3).
+        base: frequency base ``b > 1`` (10 000 in RoFormer and Llama 2, 500 000 in Llama 3).
         rule: one of :data:`CONTEXT_RULES`.
-        factor: extension factor ``s > 0`` (target length / training length).
+        factor: extension factor ``s >= 1`` (target length / training length).
         original_context: training context ``L₀`` in tokens; required by ``"dynamic"``,
             ``"yarn"`` and ``"llama3"``.
         seq_len: current sequence length in tokens (``"dynamic"`` only; default ``L₀``).
         beta_fast, beta_slow: YaRN's turn-count boundaries (``β = 32``, ``α = 1``).
         low_freq_factor, high_freq_factor: Llama 3.1's band edges (1 and 4 in Llama 3.1).
+        attention_factor: ``"yarn"`` only: the cos/sin multiplier ``> 0`` instead of YaRN eq. 22's
+            ``0.1 ln s + 1`` (Hugging Face ``rope_parameters["attention_factor"]``); ``1.0`` gives
+            NTK-by-parts without the attention temperature.
 
     Returns:
         ``(frequencies, attention_factor)``: float64 array of shape ``(head_dim // 2,)`` in radians
         per token, and the float that multiplies cos and sin (1.0 except for ``"yarn"``).
 
     Raises:
-        ValueError: for an unknown ``rule``; an odd or too small ``head_dim``; ``factor``,
-            ``base``, a beta or a band edge ``<= 0``; ``beta_fast <= beta_slow``;
+        ValueError: for an unknown ``rule``; an odd or too small ``head_dim``; ``factor < 1``;
+            ``base <= 1``; a beta, a band edge or ``attention_factor`` ``<= 0``; ``beta_fast <= beta_slow``;
             ``high_freq_factor <= low_freq_factor``; or a missing ``original_context`` where the
             rule needs it.
         TypeError: for non-numeric arguments.
     """
     check_choice("rule", rule, CONTEXT_RULES)
     head_dim = check_head_dim(head_dim)
-    base = check_positive_float("base", base)
+    base = _check_base(base)
     s = check_positive_float("factor", factor)
+    if s < 1:
+        raise ValueError(f"factor must be >= 1 (s = target length / training length), got {s:g}")
     if rule in _NEEDS_CONTEXT and original_context is None:
         raise ValueError(f"rule={rule!r} needs original_context (the training length L0 in tokens)")
     context = None if original_context is None else check_int("original_context", original_context, minimum=1)
@@ -235,7 +248,8 @@ def scaled_rope_frequencies(
         )
         span = high - low if high > low else 0.001  # the reference code's guard against 0/0
         ramp = np.clip((np.arange(head_dim // 2) - low) / span, 0.0, 1.0)  # 0: keep, 1: interpolate
-        return theta * (1 - ramp) + theta / s * ramp, yarn_attention_factor(s)
+        att = yarn_attention_factor(s) if attention_factor is None else check_positive_float("attention_factor", attention_factor)
+        return theta * (1 - ramp) + theta / s * ramp, att
     # llama3
     low_f = check_positive_float("low_freq_factor", low_freq_factor)
     high_f = check_positive_float("high_freq_factor", high_freq_factor)
@@ -246,32 +260,38 @@ def scaled_rope_frequencies(
     return theta * keep + theta / s * (1 - keep), 1.0
 
 
-def set_rope_frequencies(model: nn.Module, frequencies=None, attention_factor: float = 1.0, **settings) -> int:
+def set_rope_frequencies(model: nn.Module, frequencies=None, attention_factor: float | None = None, **settings) -> int:
     """Give every :class:`~posviz.rope.RotaryEmbedding` in ``model`` new frequencies, in place.
 
-    Either pass ``frequencies`` (array ``(rotary_dim // 2,)``) and ``attention_factor``, or
-    keyword arguments of :func:`scaled_rope_frequencies` (``rule=``, ``factor=``, …), which are
-    evaluated for each module's own ``rotary_dim`` and ``base``. ``set_rope_frequencies(model,
-    rule="none")`` restores plain RoPE. Weights are not touched.
+    Either pass ``frequencies`` (array ``(rotary_dim // 2,)``) and ``attention_factor`` (default
+    1), or keyword arguments of :func:`scaled_rope_frequencies` (``rule=``, ``factor=``, …, and
+    ``attention_factor=`` for ``"yarn"``), which are evaluated for each module's own
+    ``rotary_dim`` and ``base``. ``set_rope_frequencies(model, rule="none")`` restores plain
+    RoPE. Weights are not touched.
 
     Returns:
         The number of rotary modules changed.
 
     Raises:
-        ValueError: if both ``frequencies`` and rule keywords are given, or as
+        ValueError: if both ``frequencies`` and rule keywords are given, if ``attention_factor``
+            is given with neither frequencies nor a rule other than ``"none"``, or as
             :func:`scaled_rope_frequencies` / :meth:`RotaryEmbedding.set_frequencies`.
     """
     if frequencies is not None and settings:
         raise ValueError("pass either frequencies (and attention_factor) or the keywords of a rule, not both")
+    plain = frequencies is None and settings.get("rule", "none") == "none"
+    if plain and attention_factor is not None:
+        raise ValueError("attention_factor needs frequencies or a rule such as rule='yarn'; plain RoPE has none")
     count = 0
     for module in model.modules():
         if isinstance(module, RotaryEmbedding):
-            if frequencies is None and settings.get("rule", "none") == "none":
+            if plain:
                 freqs, factor = None, 1.0  # plain RoPE again (base^(-2i/rotary_dim))
             elif frequencies is None:
-                freqs, factor = scaled_rope_frequencies(module.rotary_dim, base=module.base, **settings)
+                extra = {} if attention_factor is None else {"attention_factor": attention_factor}
+                freqs, factor = scaled_rope_frequencies(module.rotary_dim, base=module.base, **settings, **extra)
             else:
-                freqs, factor = frequencies, attention_factor
+                freqs, factor = frequencies, 1.0 if attention_factor is None else attention_factor
             module.set_frequencies(freqs, attention_factor=factor)
             count += 1
     return count

@@ -9,9 +9,13 @@ import torch
 
 import posviz
 from posviz.extension import (
+    ABLATIONS,
     EXTENSION_FULL,
+    EXTENSION_RULES,
     EXTENSION_SMALL,
     ExtensionConfig,
+    add_extension_rules,
+    extension_label,
     load_extension_results,
     merge_extension_results,
     position_losses,
@@ -118,6 +122,69 @@ def test_merge_extension_results():
         merge_extension_results(a, run_extension(dataclasses.replace(TINY, rules=("linear",), seeds=(1,))))
     with pytest.raises(ValueError, match="at least one"):
         merge_extension_results()
+
+
+def test_yarn_without_temperature_is_yarn_with_attention_factor_one(charlm):
+    _, eval_task = charlm
+    model = _model(eval_task)
+    kwargs = dict(seq_len=24, factor=3.0, train_len=8, num_samples=6, seed=5)
+    yarn = position_losses(model, eval_task, rule="yarn", **kwargs)
+    ablation = position_losses(model, eval_task, rule="yarn_no_temperature", **kwargs)
+    assert not np.allclose(yarn, ablation)  # the temperature changes the logits
+    # by hand: YaRN's frequencies, cos/sin unscaled
+    freqs, att = posviz.scaled_rope_frequencies(8, rule="yarn", factor=3.0, original_context=8)
+    assert att > 1
+    posviz.set_rope_frequencies(model, freqs, attention_factor=1.0)
+    tokens, targets = eval_task.sample(6, 24, generator=torch.Generator().manual_seed(5))
+    with torch.no_grad():
+        logits = model.eval()(tokens)
+    by_hand = torch.nn.functional.cross_entropy(logits.transpose(1, 2), targets, reduction="none").double().mean(0)
+    np.testing.assert_allclose(ablation, by_hand.numpy(), rtol=1e-6)
+    posviz.set_rope_frequencies(model, rule="none")
+    assert ABLATIONS["yarn_no_temperature"] == {"rule": "yarn", "attention_factor": 1.0}
+    assert EXTENSION_RULES[-1] == "yarn_no_temperature" and EXTENSION_FULL.rules == EXTENSION_RULES
+
+
+def test_add_extension_rules_keeps_the_stored_runs_and_checks_the_base():
+    stored = run_extension(dataclasses.replace(TINY, rules=("none", "yarn"), seeds=(0, 1)))
+    new0 = run_extension(dataclasses.replace(TINY, rules=("yarn_no_temperature",), seeds=(0,)))
+    new1 = run_extension(dataclasses.replace(TINY, rules=("yarn_no_temperature",), seeds=(1,)))
+    control = run_extension(dataclasses.replace(TINY, rules=("yarn",), seeds=(0,)))
+    added = add_extension_rules(stored, new1, new0, control)
+    assert added["config"]["rules"] == ["none", "yarn", "yarn_no_temperature"]
+    assert added["runs"][: len(stored["runs"])] == stored["runs"]  # the stored runs, unchanged
+    assert [r["rule"] for r in added["runs"][len(stored["runs"]) :]] == ["yarn_no_temperature"] * 4
+    assert added["cpu_seconds"] == pytest.approx(
+        stored["cpu_seconds"] + new0["cpu_seconds"] + new1["cpu_seconds"] + control["cpu_seconds"]
+    )
+    check = added["parts"][-1]
+    assert check["control"] and check["rules"] == ["yarn"] and check["max_loss_difference"] == 0.0
+    assert [p["rules"] for p in added["parts"][:-1]] == [["none", "yarn"]] + [["yarn_no_temperature"]] * 2
+    summary = summarize_extension(added)
+    assert summary["yarn_no_temperature", 2, True]["n"] == 2
+    # same weights, same fine-tuning data: the ablation differs from YaRN only by cos/sin scaling
+    ab = [r for r in added["runs"] if r["rule"] == "yarn_no_temperature"]
+    assert all(r["attention_factor"] == 1.0 for r in ab)
+    with pytest.raises(ValueError, match="cover the stored seeds"):
+        add_extension_rules(stored, new0)
+    with pytest.raises(ValueError, match="not stored yet"):
+        add_extension_rules(stored, control)
+    moved = dataclasses.replace(TINY, rules=("yarn_no_temperature",), seeds=(1,), lr=TINY.lr * 0.5)
+    with pytest.raises(ValueError, match="differs"):
+        add_extension_rules(stored, new0, run_extension(moved))
+    other_base = {**new1, "base": [{**new1["base"][0], "loss_at_train_len": new1["base"][0]["loss_at_train_len"] * 1.01}]}
+    with pytest.raises(ValueError, match="retrained base model differs"):
+        add_extension_rules(stored, new0, other_base)
+
+
+def test_display_names_follow_the_prose():
+    assert extension_label("none", "ko") == "RoPE 그대로" and extension_label("none", "en") == "plain RoPE"
+    assert extension_label("linear", "en") == "PI" and extension_label("dynamic", "ko") == "동적 NTK"
+    assert extension_label("yarn_no_temperature", "en") == "YaRN without temperature"
+    with pytest.raises(ValueError, match="unknown rule"):
+        extension_label("pi")
+    with pytest.raises(ValueError, match="lang"):
+        extension_label("none", "de")
 
 
 @pytest.mark.parametrize(

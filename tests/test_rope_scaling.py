@@ -183,11 +183,67 @@ def test_every_rule_is_identity_at_factor_one_except_where_stated():
             "high_freq_factor must be > low_freq_factor",
         ),
         (dict(rule="dynamic", original_context=64, seq_len=0), "seq_len must be >= 1"),
+        (dict(rule="linear", factor=0.5), "factor must be >= 1"),
+        (dict(rule="ntk", factor=0.999), "factor must be >= 1"),
+        (dict(rule="yarn", factor=0.5, original_context=64), "factor must be >= 1"),
+        (dict(rule="none", base=1.0), "base must be > 1"),
+        (dict(rule="ntk", factor=2.0, base=0.5), "base must be > 1"),
+        (dict(rule="yarn", factor=4.0, original_context=64, base=0.5), "base must be > 1"),
+        (dict(rule="llama3", factor=4.0, original_context=64, base=1.0), "base must be > 1"),
+        (dict(rule="yarn", factor=4.0, original_context=64, attention_factor=0.0), "attention_factor must be"),
     ],
 )
 def test_errors_name_what_is_wrong(kwargs, match):
     with pytest.raises(ValueError, match=match):
         scaled_rope_frequencies(16, **kwargs)
+
+
+def test_yarn_correction_range_rejects_a_base_that_does_not_fall():
+    # ln b <= 0 would flip the range (frequencies rising with the pair index)
+    for base in (1.0, 0.5):
+        with pytest.raises(ValueError, match="base must be > 1"):
+            yarn_correction_range(16, base=base, original_context=64)
+
+
+def test_toy_model_yarn_keeps_pair_0_only_by_the_clamp():
+    # notebook 05b: d = 16, b = 10 000, L0 = 64. No pair turns beta_fast = 32 times in 64 tokens
+    # (pair 0 turns 64 / 2π ≈ 10.2 times), so i(32) < 0 and the clamp keeps pair 0.
+    raw_low = 16 * math.log(64 / (32 * 2 * math.pi)) / (2 * math.log(10000.0))
+    assert raw_low == pytest.approx(-0.9943, abs=1e-4)
+    assert 64 / (2 * math.pi) == pytest.approx(10.19, abs=0.01)
+    assert yarn_correction_range(16, base=10000.0, original_context=64) == (0, 3)
+    freqs, att = scaled_rope_frequencies(16, rule="yarn", factor=8.0, original_context=64)
+    np.testing.assert_allclose(freqs / rope_frequencies(16), [1, 17 / 24, 5 / 12, 1 / 8, 1 / 8, 1 / 8, 1 / 8, 1 / 8], rtol=1e-12)
+    assert att == pytest.approx(0.1 * math.log(8) + 1)
+
+
+def test_yarn_attention_factor_can_be_set_as_in_hugging_face():
+    default, att = scaled_rope_frequencies(16, rule="yarn", factor=8.0, original_context=64)
+    plain_parts, one = scaled_rope_frequencies(16, rule="yarn", factor=8.0, original_context=64, attention_factor=1.0)
+    np.testing.assert_array_equal(plain_parts, default)  # the same frequencies, only cos/sin unscaled
+    assert att == pytest.approx(1.2079442) and one == 1.0
+    _, other = scaled_rope_frequencies(16, rule="yarn", factor=8.0, original_context=64, attention_factor=1.5)
+    assert other == 1.5
+    # keys a rule does not use are ignored, as in Hugging Face
+    assert scaled_rope_frequencies(16, rule="linear", factor=8.0, attention_factor=2.0)[1] == 1.0
+
+
+def test_set_rope_frequencies_passes_attention_factor_to_the_rule():
+    torch.manual_seed(0)
+    model = posviz.TinyTransformer(10, d_model=32, num_heads=2, num_layers=1, position="rope", causal=True, max_len=64)
+    rotary = model.blocks[0].attn.rotary
+    set_rope_frequencies(model, rule="yarn", factor=4.0, original_context=16)
+    assert rotary.attention_factor == pytest.approx(0.1 * math.log(4) + 1)
+    yarn_freqs = np.array(rotary.frequencies)
+    set_rope_frequencies(model, rule="yarn", factor=4.0, original_context=16, attention_factor=1.0)
+    assert rotary.attention_factor == 1.0
+    np.testing.assert_array_equal(np.array(rotary.frequencies), yarn_freqs)
+    set_rope_frequencies(model, rope_frequencies(16) / 2)
+    assert rotary.attention_factor == 1.0
+    with pytest.raises(ValueError, match="plain RoPE has none"):
+        set_rope_frequencies(model, attention_factor=1.2)
+    set_rope_frequencies(model, rule="none")
+    assert rotary.frequencies is None and rotary.attention_factor == 1.0
 
 
 def test_head_dim_errors():
@@ -308,6 +364,13 @@ def test_matches_hugging_face(rope_type, rule, d, base, L0, factor, extra):
     ours, att = scaled_rope_frequencies(d, base=base, rule=rule, factor=factor, original_context=L0, **extra)
     np.testing.assert_allclose(ours, hf_freqs, rtol=2e-6, atol=0)  # HF works in float32
     assert att == pytest.approx(hf_att, rel=1e-12)
+
+
+def test_yarn_attention_factor_matches_hugging_face():
+    hf_freqs, hf_att = _hf("yarn", 16, 10000.0, 64, factor=8.0, max_pos=512, attention_factor=1.0)
+    ours, att = scaled_rope_frequencies(16, rule="yarn", factor=8.0, original_context=64, attention_factor=1.0)
+    np.testing.assert_allclose(ours, hf_freqs, rtol=2e-6, atol=0)
+    assert att == hf_att == 1.0
 
 
 @pytest.mark.parametrize("factor, seq_len", [(2.0, 8192), (4.0, 16384), (1.0, 8192), (2.0, 2048)])

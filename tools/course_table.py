@@ -65,7 +65,7 @@ COURSE: tuple[Entry, ...] = (
         "RNN의 한계",
         "Why RNNs struggle",
         ("파이썬, numpy, PyTorch 기초", "Python, numpy and PyTorch basics"),
-        ("읽기 약 40분, 실행 1분 미만(노트북 CPU)", "about 40 minutes to read, under a minute to run (laptop CPU)"),
+        ("읽기 약 40분, 실행 1분 미만(노트북 컴퓨터 CPU)", "about 40 minutes to read, under a minute to run (laptop CPU)"),
     ),
     _entry(
         "02_encoding_vs_embedding.ipynb",
@@ -117,8 +117,8 @@ COURSE: tuple[Entry, ...] = (
             "notebooks 03–05 (sinusoidal, Shaw relative, RoPE), basic PyTorch",
         ),
         (
-            "읽기 약 60분, 작은 실험을 직접 학습시키며 실행 2분 안쪽(2코어 CPU)",
-            "about 60 minutes to read; trains a small experiment live in under two minutes (2-core CPU)",
+            "읽기 약 60분, 실행 2분 이내(2코어 CPU, 작은 설정을 직접 학습시키는 시간 포함)",
+            "about 60 minutes to read; under two minutes to run (2-core CPU), including the live training of the small configuration",
         ),
     ),
     _entry(
