@@ -26,7 +26,8 @@ def test_sinusoidal_explorer_dimension_slider_follows_d_model(capsys):
     namespace = {"posviz": posviz, "plt": plt, "np": np}
     exec(_cell_defining("03_sinusoidal_encoding.ipynb", "explore"), namespace)
     explore = namespace["explore"]
-    sliders = {w.description: w for w in explore.widget.children if hasattr(w, "description")}
+    # descriptions follow the figure language ("차원 · dimension" in the bilingual run): key them by the English
+    sliders = {w.description.split(" · ")[-1]: w for w in explore.widget.children if hasattr(w, "description")}
     dimension, d_model = sliders["dimension"], sliders["d_model"]
     assert (dimension.max, d_model.value) == (31, 32)
 
