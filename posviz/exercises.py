@@ -401,7 +401,7 @@ def check_self_attention(fn: Callable[..., object]) -> bool:
              _Text("√d_k 대신 √d_model로 나누었습니다.", "the scores are divided by √d_model instead of √d_k."),
              _Text("나누는 값은 키 벡터의 차원 d_k입니다.", "the scale uses the key dimension d_k.")),
             (_attention(x, w_q, w_k, w_v, dim=0),
-             _Text("softmax를 잘못된 축(쿼리 축)으로 했습니다.", "the softmax runs over the wrong axis (queries)."),
+             _Text("softmax를 잘못된 축(쿼리 축)을 따라 계산했습니다.", "the softmax runs over the wrong axis (queries)."),
              _Text("각 쿼리(행)마다 키들에 대한 가중치의 합이 1이어야 합니다: dim=-1.", "each query's weights over the keys must sum to 1: dim=-1.")),
         ]
         _compare(got, expected, label, atol=1e-6, rtol=1e-6, variants=variants, index_names="(query, feature)")

@@ -75,7 +75,7 @@ COURSE: tuple[Entry, ...] = (
             "파이썬, numpy, PyTorch 기초(`nn.Module`, 옵티마이저)",
             "Python, numpy and PyTorch basics (`nn.Module`, optimisers)",
         ),
-        ("읽기 약 40분, 실행 1분 미만(CPU)", "about 40 minutes to read, under a minute to run (CPU)"),
+        ("읽기 약 40분, 실행 1분 미만(노트북 컴퓨터 CPU)", "about 40 minutes to read, under a minute to run (laptop CPU)"),
     ),
     _entry(
         "03_sinusoidal_encoding.ipynb",
