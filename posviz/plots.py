@@ -103,7 +103,7 @@ def plot_encoding_heatmap(
         ax.set_yticklabels([f"{i}: {w}" for i, w in enumerate(row_labels)])
     else:
         ax.set_yticks(np.arange(0, rows, tick_stride(rows)))
-    ax.set_xlabel(t("차원 인덱스", "dimension index"))
+    ax.set_xlabel(t("차원 번호", "dimension index"))
     ax.set_ylabel(t("위치 (토큰)", "position (tokens)"))
     ax.grid(False)
     if title:

@@ -26,9 +26,8 @@ def test_sinusoidal_explorer_dimension_slider_follows_d_model(capsys):
     namespace = {"posviz": posviz, "plt": plt, "np": np}
     exec(_cell_defining("03_sinusoidal_encoding.ipynb", "explore"), namespace)
     explore = namespace["explore"]
-    # descriptions follow the figure language ("차원 · dimension" in the bilingual run): key them by the English
-    sliders = {w.description.split(" · ")[-1]: w for w in explore.widget.children if hasattr(w, "description")}
-    dimension, d_model = sliders["dimension"], sliders["d_model"]
+    sliders = {w.description: w for w in explore.widget.children if hasattr(w, "description")}
+    dimension, d_model = sliders[posviz.t("차원", "dimension")], sliders["d_model"]  # labels follow the language
     assert (dimension.max, d_model.value) == (31, 32)
 
     dimension.value = 30
