@@ -555,16 +555,41 @@ def extension_rope_parameters(method: str, config, *, factor: float = 2.0) -> di
 
 
 def extension_frequencies(method: str, config, *, seq_len: int, factor: float = 2.0) -> tuple[np.ndarray, float]:
-    """RoPE frequencies and attention factor of ``method`` for one pass over ``seq_len`` tokens.
+    """RoPE frequencies and attention factor of ``method`` for one forward pass.
 
     Computed by ``posviz.scaled_rope_frequencies`` (issue 11) with the model's base, head
-    dimension and trained context ``L₀``; ``"dynamic"`` uses the NTK base for the whole pass's
-    length ``seq_len`` (as ``transformers`` does for a single forward pass: one base for all
-    positions, not one per generated token).
+    dimension and trained context ``L₀``, as ``transformers``' ``ROPE_INIT_FUNCTIONS[rope_type]``
+    computes them for ``extension_rope_parameters(method, config, factor=factor)``.
+
+    ``seq_len`` matters only for ``"dynamic"`` (dynamic NTK, YaRN §3.3 in Hugging Face's form):
+    the base is ``b · (s·ℓ/L₀ − (s − 1))^(d/(d−2))`` with ``ℓ = max(seq_len, L₀)``, so a pass with
+    ``ℓ ≤ L₀`` gets plain RoPE. To match ``transformers``, pass the pass's **largest position id
+    + 1**: its dynamic rotary update (``dynamic_rope_update`` in ``modeling_rope_utils``) reads
+    ``seq_len = max(position_ids) + 1``. That equals the number of tokens only for contiguous
+    positions ``0 … n−1``; for a pass with a gap in its positions it is larger. Note the factor:
+    with ``s = 2`` at ``ℓ = 2·L₀`` the NTK scale is ``2·2 − 1 = 3`` (YaRN §3.3's own rule,
+    ``s = ℓ/L₀``, is ``factor = 1``). ``transformers``' module also remembers its base between
+    calls (it grows with a longer pass and resets only after a pass shorter than ``L₀``); this
+    function has no state, so it equals that module for a fresh model or for passes of
+    non-decreasing length. Generation with a key/value cache keeps earlier keys rotated with
+    the old base, which this function does not model.
+
+    Args:
+        method: one of :data:`LONG_CONTEXT_METHODS`.
+        config: the model's ``transformers`` config (``rope_parameters["rope_theta"]``,
+            ``head_dim``, ``max_position_embeddings``).
+        seq_len: ``max(position_ids) + 1`` of the pass, in tokens (``>= 1``; used by ``"dynamic"``).
+        factor: the extension factor ``s``.
 
     Returns:
         ``(frequencies, attention_factor)``: float64 ``(head_dim // 2,)`` in radians per token, and
-        the factor on cos/sin (1 except for YaRN).
+        the factor on cos/sin (1 except for YaRN: ``0.1·ln s + 1``, YaRN eq. 22).
+
+    Raises:
+        ValueError: for an unknown method or ``seq_len < 1``; TypeError if ``seq_len`` is not an int.
+
+    Sources: Chen et al. 2023 (PI), https://arxiv.org/abs/2306.15595 ; Peng et al. 2023 (YaRN §3.2–3.4,
+    dynamic scaling §3.3), https://arxiv.org/abs/2309.00071 .
     """
     params = extension_rope_parameters(method, config, factor=factor)
     seq_len = check_int("seq_len", seq_len, minimum=1)
