@@ -505,13 +505,16 @@ def using_rope_frequencies(model, frequencies, attention_factor: float = 1.0) ->
         attention_factor: multiplies cos and sin (1 for all methods but YaRN).
 
     Raises:
-        ValueError: if ``frequencies`` has the wrong shape or non-positive entries.
+        ValueError: if ``frequencies`` has the wrong shape or entries that are not finite and positive,
+            or ``attention_factor`` is not a finite number > 0.
     """
     rotary = model.model.rotary_emb
     old = rotary.inv_freq
     new = torch.as_tensor(np.asarray(frequencies, dtype=np.float64), dtype=torch.float32)
-    if new.shape != old.shape or not bool((new > 0).all()):
-        raise ValueError(f"frequencies must be {tuple(old.shape)} positive numbers, got shape {tuple(new.shape)}")
+    if new.shape != old.shape or not bool((new > 0).all()) or not bool(torch.isfinite(new).all()):
+        raise ValueError(f"frequencies must be {tuple(old.shape)} finite positive numbers, got shape {tuple(new.shape)}")
+    if isinstance(attention_factor, bool) or not isinstance(attention_factor, (int, float)) or not 0 < attention_factor < float("inf"):
+        raise ValueError(f"attention_factor must be a finite number > 0, got {attention_factor!r}")
     old_scaling = rotary.attention_scaling
     rotary.inv_freq = new
     rotary.attention_scaling = float(attention_factor)

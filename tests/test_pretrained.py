@@ -293,3 +293,21 @@ def test_stored_gap_probe_dynamic_is_plain_rope_inside_the_context():
     np.testing.assert_array_equal(dynamic[:, inside], plain[:, inside])  # the same passes, bit for bit (rounded to 1e-4)
     assert (dynamic[:, -1] < plain[:, -1] - 2).all()  # at gap 16 000 a larger base, and a much lower loss
     assert probe["versions"]["transformers"].startswith("5.") and probe["torch_threads"] >= 1 and probe["seconds"] > 0
+
+
+def test_using_rope_frequencies_rejects_bad_values_and_restores():
+    from types import SimpleNamespace
+
+    rotary = SimpleNamespace(inv_freq=torch.ones(4), attention_scaling=1.0)
+    model = SimpleNamespace(model=SimpleNamespace(rotary_emb=rotary))
+    for bad in ([1.0, 2.0, float("inf"), 1.0], [1.0, 0.0, 1.0, 1.0], [1.0, 2.0]):
+        with pytest.raises(ValueError, match="finite positive"):
+            with pre.using_rope_frequencies(model, bad):
+                pass
+    for factor in (0.0, -1.0, float("nan"), True):
+        with pytest.raises(ValueError, match="attention_factor"):
+            with pre.using_rope_frequencies(model, [1.0, 0.5, 0.25, 0.125], factor):
+                pass
+    with pre.using_rope_frequencies(model, [1.0, 0.5, 0.25, 0.125], 1.5):
+        assert rotary.inv_freq.tolist() == [1.0, 0.5, 0.25, 0.125] and rotary.attention_scaling == 1.5
+    assert rotary.inv_freq.tolist() == [1.0] * 4 and rotary.attention_scaling == 1.0
