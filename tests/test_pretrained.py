@@ -243,3 +243,71 @@ def test_a_gap_in_positions_still_attends_across_it(smollm2):
     torch.testing.assert_close(  # and the shift of both parts together changes nothing (relative positions)
         pre.token_losses(model, ids, position_ids=gap + 300), pre.token_losses(model, ids, position_ids=gap), rtol=1e-3, atol=1e-3
     )
+
+
+# --- notebook 07 §7: dynamic NTK as transformers runs it ------------------------------------------
+
+transformers_missing = importlib.util.find_spec("transformers") is None
+
+
+@pytest.mark.skipif(transformers_missing, reason="transformers is the oracle")
+def test_dynamic_frequencies_follow_the_largest_position_like_transformers():
+    """HF's dynamic update reads seq_len = max(position_ids) + 1 per pass; a gap raises it, a pass inside L₀ is plain."""
+    from transformers import LlamaConfig
+    from transformers.models.llama.modeling_llama import LlamaRotaryEmbedding
+
+    config = LlamaConfig(hidden_size=576, num_attention_heads=9, num_key_value_heads=3, head_dim=64,
+                         max_position_embeddings=8192, rope_parameters={"rope_type": "default", "rope_theta": 100000.0})
+    params = pre.extension_rope_parameters("dynamic", config, factor=2.0)
+    hf = LlamaRotaryEmbedding(LlamaConfig(**{**config.to_dict(), "rope_parameters": params}))
+    plain = pre.rope_frequencies(64, 100000.0)
+    for gap in (0, 6000, 8000, 12000, 16000, 0):  # increasing, then back inside the context (HF resets)
+        positions = torch.cat([torch.arange(128), 128 + gap + torch.arange(128)])[None]
+        hf(torch.zeros(1), positions)
+        ours, factor = pre.extension_frequencies("dynamic", config, seq_len=int(positions.max()) + 1)
+        np.testing.assert_allclose(ours, hf.inv_freq.double().numpy(), rtol=1e-6)
+        assert factor == 1.0
+        if gap <= 6000:
+            np.testing.assert_allclose(ours, plain, rtol=1e-12)  # 256 + gap <= 8192: plain RoPE
+        else:
+            assert ours[-1] < plain[-1] * 0.99  # a larger base slows the slow pairs
+    scale = (2.0 * 16384 / 8192 - 1) ** (64 / 62)  # factor 2 at twice the context: NTK scale 3, not 2
+    np.testing.assert_allclose(pre.extension_frequencies("dynamic", config, seq_len=16384)[0],
+                               pre.rope_frequencies(64, 100000.0 * scale), rtol=1e-9)
+    with pytest.raises(ValueError):
+        pre.extension_frequencies("dynamic", config, seq_len=0)
+
+
+def test_stored_gap_probe_dynamic_is_plain_rope_inside_the_context():
+    """data/results/smollm2_gap_probe.json: dynamic NTK run the HF way equals plain RoPE while 256 + gap <= 8192."""
+    from posviz.results import load_results, results_dir
+
+    probe = load_results(results_dir() / "smollm2_gap_probe.json")
+    cfg, runs = probe["config"], probe["runs"]
+    lengths = [gap + 2 * cfg["chunk"] for gap in cfg["gaps"]]
+    assert runs["dynamic"]["seq_len_per_gap"] == lengths
+    plain, dynamic = np.array(runs["none"]["mean_loss_of_chunk_b"]), np.array(runs["dynamic"]["mean_loss_of_chunk_b"])
+    assert plain.shape == dynamic.shape == (len(cfg["starts"]), len(cfg["gaps"]))
+    inside = [i for i, n in enumerate(lengths) if n <= cfg["trained_context"]]
+    assert [cfg["gaps"][i] for i in inside] == [0, 2000, 4000, 6000]
+    np.testing.assert_array_equal(dynamic[:, inside], plain[:, inside])  # the same passes, bit for bit (rounded to 1e-4)
+    assert (dynamic[:, -1] < plain[:, -1] - 2).all()  # at gap 16 000 a larger base, and a much lower loss
+    assert probe["versions"]["transformers"].startswith("5.") and probe["torch_threads"] >= 1 and probe["seconds"] > 0
+
+
+def test_using_rope_frequencies_rejects_bad_values_and_restores():
+    from types import SimpleNamespace
+
+    rotary = SimpleNamespace(inv_freq=torch.ones(4), attention_scaling=1.0)
+    model = SimpleNamespace(model=SimpleNamespace(rotary_emb=rotary))
+    for bad in ([1.0, 2.0, float("inf"), 1.0], [1.0, 0.0, 1.0, 1.0], [1.0, 2.0]):
+        with pytest.raises(ValueError, match="finite positive"):
+            with pre.using_rope_frequencies(model, bad):
+                pass
+    for factor in (0.0, -1.0, float("nan"), True):
+        with pytest.raises(ValueError, match="attention_factor"):
+            with pre.using_rope_frequencies(model, [1.0, 0.5, 0.25, 0.125], factor):
+                pass
+    with pre.using_rope_frequencies(model, [1.0, 0.5, 0.25, 0.125], 1.5):
+        assert rotary.inv_freq.tolist() == [1.0, 0.5, 0.25, 0.125] and rotary.attention_scaling == 1.5
+    assert rotary.inv_freq.tolist() == [1.0] * 4 and rotary.attention_scaling == 1.0
