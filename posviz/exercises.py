@@ -45,6 +45,7 @@ from ._mistakes import (
 )
 from .alibi import alibi_slopes
 from .encodings import sinusoidal_encoding
+from .qk_rows import permute_qk_rows, unpermute_qk_rows
 from .relative import relative_position_index
 from .rope import apply_rope, rope_frequencies
 from .rope_scaling import ntk_scaled_base
@@ -522,7 +523,6 @@ def check_unpermute_qk_rows(fn: Callable[[torch.Tensor, int], object]) -> bool:
     Returns:
         ``True`` if every check passes, else ``False`` (feedback is printed; never raises).
     """
-    from .pretrained import permute_qk_rows, unpermute_qk_rows
 
     title = _Text("q/k 행 순서 바꾸기", "un-permuting q/k rows")
     section = _Text("07 노트북 3절(행 순서의 교훈)을 다시 보세요: 헤드마다 interleaved_to_half(head_dim) 순서로 행을 고릅니다.",

