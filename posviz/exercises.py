@@ -339,7 +339,7 @@ def check_alibi_slopes(fn: Callable[[int], object]) -> bool:
             variants = [
                 (2.0 ** (-8.0 * heads / n),
                  _Text("2의 거듭제곱이 아닌 n에도 2^(−8h/n) 공식을 그대로 썼습니다.", "the power-of-two formula 2^(−8h/n) was used for an n that is not a power of two."),
-                 _Text("가장 가까운 작은 2의 거듭제곱 p의 기울기 p개에, 2p개짜리 수열의 홀수 번째 항을 더합니다.", "take the p slopes of the nearest smaller power of two p, then the odd-numbered terms of the 2p-head sequence.")),
+                 _Text("n보다 작은 가장 가까운 2의 거듭제곱 p의 기울기 p개 뒤에, 2p개짜리 수열의 홀수 번째 항을 이어 붙입니다.", "take the p slopes of the nearest smaller power of two p, then the odd-numbered terms of the 2p-head sequence.")),
                 (expected[::-1].copy(),
                  _Text("순서가 뒤집혔습니다.", "the order is reversed."),
                  _Text("첫 헤드의 기울기가 가장 큽니다(2^(−8/n)).", "the first head has the largest slope (2^(−8/n)).")),

@@ -113,8 +113,8 @@ COURSE: tuple[Entry, ...] = (
         "종합 비교",
         "Showdown",
         (
-            "03–05 노트북(사인파, Shaw 상대 위치, RoPE), PyTorch 기초",
-            "notebooks 03–05 (sinusoidal, Shaw relative, RoPE), basic PyTorch",
+            "03–05, 05b 노트북(사인파, Shaw 상대 위치, RoPE, 문맥 확장), PyTorch 기초",
+            "notebooks 03–05 and 05b (sinusoidal, Shaw relative, RoPE, context extension), basic PyTorch",
         ),
         (
             "읽기 약 60분, 실행 2분 이내(2코어 CPU, 작은 설정을 직접 학습시키는 시간 포함)",
