@@ -58,6 +58,14 @@ from .rope import (
     rope_frequencies,
     rope_rotation_matrix,
 )
+from .rope2d import (  # notebook 08: positions in 2-D and 3-D
+    apply_mrope,
+    axial_frequencies_2d,
+    axial_rope_2d,
+    grid_positions,
+    mixed_rope_2d,
+    mrope_position_ids,
+)
 from .style import get_language, seed_everything, set_language, setup, t, use_korean_font
 from .t5 import (
     T5_MAX_DISTANCE,
@@ -123,6 +131,13 @@ __all__ = [
     "RotaryMultiheadAttention",
     "ntk_scaled_base",
     "rope_decay_bound",
+    # 2-D RoPE and M-RoPE (notebook 08)
+    "grid_positions",
+    "axial_frequencies_2d",
+    "axial_rope_2d",
+    "mixed_rope_2d",
+    "mrope_position_ids",
+    "apply_mrope",
     # context extension (notebook 05b)
     "CONTEXT_METHODS",
     "scaled_rope_frequencies",
