@@ -38,6 +38,7 @@ __all__ = [
     "check_alibi_slopes",
     "check_apply_rope",
     "check_embedding_lookup",
+    "check_mrope_position_ids",
     "check_ntk_scaled_base",
     "check_relative_position_index",
     "check_self_attention",
@@ -550,5 +551,88 @@ def check_unpermute_qk_rows(fn: Callable[[torch.Tensor, int], object]) -> bool:
                  _Text("헤드마다 짝수 행을 앞 절반, 홀수 행을 뒤 절반으로 모으세요.", "within each head, gather the even rows first, then the odd rows.")),
             ]
             _compare(got, expected, label, atol=0, variants=variants, index_names="(row, column)")
+
+    return _grade(title, section, run)
+
+
+# --- 08: M-RoPE position ids ---------------------------------------------------------------------
+
+
+def _mrope_variant(segments, *, advance: str = "max", swap: bool = False, column_major: bool = False) -> np.ndarray:
+    """Position ids with one of the classic mistakes (for the checker's diagnoses)."""
+    parts, start = [], 0
+    for segment in segments:
+        if isinstance(segment, int):
+            parts.append(np.broadcast_to(np.arange(start, start + segment), (3, segment)))
+            start += segment
+            continue
+        t, h, w = segment
+        tt, hh, ww = np.meshgrid(np.arange(t), np.arange(h), np.arange(w), indexing="ij")
+        if column_major:  # frame by frame, but column by column inside a frame
+            tt, hh, ww = (a.transpose(0, 2, 1) for a in (tt, hh, ww))
+        ids = np.stack([tt.ravel(), hh.ravel(), ww.ravel()])
+        if swap:
+            ids = ids[[0, 2, 1]]
+        parts.append(ids + start)
+        start += {"max": max(t, h, w), "count": t * h * w, "hw": max(h, w)}[advance]
+    return np.concatenate(parts, axis=1).astype(np.int64)
+
+
+def check_mrope_position_ids(fn: Callable[[list], object]) -> bool:
+    """Check ``fn(segments) -> (3, total)`` integer M-RoPE position ids (Qwen2-VL, Wang et al. 2024, §2.1).
+
+    The contract is :func:`posviz.mrope_position_ids`: ``segments`` is a list of text-run lengths
+    (``int``) and vision grids ``(t, h, w)``; text advances all three rows together; a grid gets
+    ``(s + τ, s + i, s + j)`` listed frame by frame and row by row; what follows starts at one past
+    the largest id so far. Tried on prompts with text first and last, an image first, non-square
+    grids, a video, two grids in a row, and a video with more frames than rows and columns.
+    Catches among others: text that continues by the number of vision tokens instead of
+    max + 1, rows and columns swapped, a grid flattened column by column, and continuing after
+    a video at ``s + max(h, w)`` (ignoring the frames).
+
+    Returns:
+        ``True`` if every check passes, else ``False`` (feedback is printed; never raises).
+    """
+    from .rope2d import mrope_position_ids
+
+    title = _Text("M-RoPE 위치 번호", "M-RoPE position ids")
+    section = _Text(
+        "08 노트북 4절을 다시 보세요: 텍스트는 세 행이 함께 1씩, 격자는 (s + τ, s + i, s + j), 그다음은 지금까지의 최댓값 + 1에서 시작합니다.",
+        "see notebook 08 §4: text moves all three rows by 1, a grid gets (s + τ, s + i, s + j), and what follows starts at the largest id so far + 1.",
+    )
+    prompts = (
+        [3, (1, 2, 3), 2],
+        [(1, 3, 2), 4],
+        [2, (2, 2, 3), (1, 2, 2), 1],
+        [1, (3, 2, 2), 2],
+    )
+    mistakes = (
+        (dict(advance="count"),
+         _Text("격자 다음 텍스트가 시각 토큰 수만큼 건너뛰었습니다(s + t·h·w). 지금까지의 최댓값 + 1에서 이어 가야 합니다.",
+               "the text after a grid skips the number of vision tokens (s + t·h·w) instead of continuing at the largest id so far + 1."),
+         _Text("격자가 쓴 가장 큰 번호는 s + max(t, h, w) − 1이므로, 다음 토큰은 s + max(t, h, w)입니다.",
+               "the largest id a grid uses is s + max(t, h, w) − 1, so the next token gets s + max(t, h, w).")),
+        (dict(swap=True),
+         _Text("높이(행)와 너비(열) 번호가 뒤바뀌었습니다.", "the height (row) and width (column) ids are swapped."),
+         _Text("둘째 행은 패치의 행 번호 i, 셋째 행은 열 번호 j입니다.", "the second row holds the patch's row i, the third its column j.")),
+        (dict(column_major=True),
+         _Text("격자를 열 순서로 펼쳤습니다. 패치는 행 순서(한 행의 열을 먼저)로 나옵니다.",
+               "the grid is flattened column by column; patches come row by row (the columns of one row first)."),
+         _Text("torch.meshgrid(..., indexing=\"ij\")로 (t, h, w) 격자를 만들고 flatten하면 행 순서가 됩니다.",
+               "build the (t, h, w) grid with torch.meshgrid(..., indexing=\"ij\") and flatten it: that is row order.")),
+        (dict(advance="hw"),
+         _Text("영상 다음 텍스트를 s + max(h, w)에서 시작했습니다. 프레임 번호가 더 크면 그 뒤에서 이어 가야 합니다.",
+               "the text after a video starts at s + max(h, w); when the frame ids go higher, it must start past them."),
+         _Text("세 행 전체의 최댓값 + 1, 즉 s + max(t, h, w)입니다.", "it is the largest id in all three rows + 1: s + max(t, h, w).")),
+    )
+
+    def run() -> None:
+        for segments in prompts:
+            label = f"segments={segments}"
+            expected = mrope_position_ids(segments).numpy()
+            got = _as_array(_call(fn, list(segments), label=label), label, integer=True)
+            _check_shape(got, expected.shape, label)
+            variants = [(_mrope_variant(segments, **kwargs), what, hint) for kwargs, what, hint in mistakes]
+            _compare(got, expected, label, atol=0, variants=variants, index_names="(row, token)")
 
     return _grade(title, section, run)
