@@ -65,6 +65,7 @@ from .rope2d import (  # notebook 08: positions in 2-D and 3-D
     grid_positions,
     mixed_rope_2d,
     mrope_position_ids,
+    qwen2_vl_rope_index,
 )
 from .style import get_language, seed_everything, set_language, setup, t, use_korean_font
 from .t5 import (
@@ -138,6 +139,7 @@ __all__ = [
     "mixed_rope_2d",
     "mrope_position_ids",
     "apply_mrope",
+    "qwen2_vl_rope_index",
     # context extension (notebook 05b)
     "CONTEXT_METHODS",
     "scaled_rope_frequencies",

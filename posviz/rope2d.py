@@ -38,6 +38,7 @@ __all__ = [
     "grid_positions",
     "mixed_rope_2d",
     "mrope_position_ids",
+    "qwen2_vl_rope_index",
 ]
 
 
@@ -239,10 +240,11 @@ def mrope_position_ids(segments: Sequence) -> torch.Tensor:
       ``s + max(t, h, w)``, not ``s + t·h·w``.
 
     Here ``s`` is the current start (0 at the beginning). An image is a grid with ``t = 1``.
-    This equals Hugging Face ``Qwen2VLModel.get_rope_index`` (transformers 5) whenever every grid
-    has ``t <= max(h, w)``; for a video with more frames than rows and columns, transformers 5.x
-    continues at ``s + max(h, w)`` (the frames' ids then overlap the following text), while the
-    paper's rule and transformers 4.x continue at ``s + max(t, h, w)``, as this function does.
+    This equals Hugging Face ``Qwen2VLModel.get_rope_index`` (transformers 5; see
+    :func:`qwen2_vl_rope_index`) whenever every grid has ``t <= max(h, w)``. For a video with more
+    frames than rows and columns, transformers 5.x continues at ``s + max(h, w)``, so the last
+    frames' temporal ids reach into those of the following text; the paper's rule (and the
+    ``max() + 1`` of transformers 4.x) continues at ``s + max(t, h, w)``, as this function does.
 
     Args:
         segments: a sequence of text-run lengths (``int >= 1``) and vision grids (``(t, h, w)``,
@@ -334,3 +336,54 @@ def apply_mrope(
     stacked = torch.stack(torch.broadcast_tensors(*ids)).to(dtype)  # (3, *P)
     angles = torch.stack([stacked[axis] for axis in range(3)], dim=-1)[..., axis_of_pair] * freqs
     return _rotate(x, torch.cos(angles), torch.sin(angles), "half", head_dim)
+
+
+def qwen2_vl_rope_index(segments: Sequence, *, spatial_merge_size: int = 2) -> torch.Tensor:
+    """The position ids Hugging Face ``Qwen2VLModel.get_rope_index`` gives the prompt ``segments``.
+
+    Builds a tiny randomly initialised Qwen2-VL (a few hundred thousand parameters; no weights
+    are downloaded), lays the prompt out as ``input_ids`` and ``mm_token_type_ids`` (a grid with
+    ``t = 1`` is an image, otherwise a video) with the grids in vision-encoder patches
+    (``h · spatial_merge_size``, ``w · spatial_merge_size``), and returns its ids. For reading
+    :func:`mrope_position_ids` beside the reference; the tests use it as their oracle.
+
+    Args:
+        segments: as :func:`mrope_position_ids` (grids in the language model's units).
+        spatial_merge_size: Qwen2-VL merges ``2 × 2`` encoder patches into one token.
+
+    Returns:
+        int64 tensor ``(3, total)``.
+
+    Raises:
+        ModuleNotFoundError: if ``transformers`` (5.x, with PyTorch) is not installed.
+        TypeError / ValueError: for bad segments, as :func:`mrope_position_ids`.
+    """
+    mrope_position_ids(segments)  # validate first
+    merge = check_int("spatial_merge_size", spatial_merge_size, minimum=1)
+    from transformers.models.qwen2_vl.configuration_qwen2_vl import Qwen2VLConfig
+    from transformers.models.qwen2_vl.modeling_qwen2_vl import Qwen2VLModel
+
+    text = dict(hidden_size=32, num_attention_heads=2, num_key_value_heads=1, num_hidden_layers=1,
+                intermediate_size=32, vocab_size=200, bos_token_id=1, eos_token_id=2)
+    vision = dict(depth=1, embed_dim=16, hidden_size=32, num_heads=2, spatial_merge_size=merge)
+    config = Qwen2VLConfig(text_config=text, vision_config=vision, image_token_id=151, video_token_id=152,
+                           vision_start_token_id=153, vision_end_token_id=154)
+    model = Qwen2VLModel(config)
+    tokens, types, images, videos = [], [], [], []
+    for segment in segments:
+        if not isinstance(segment, (tuple, list)):
+            tokens += [5] * int(segment)
+            types += [0] * int(segment)
+            continue
+        t, h, w = (int(s) for s in segment)
+        kind = 1 if t == 1 else 2
+        tokens += [config.image_token_id if kind == 1 else config.video_token_id] * (t * h * w)
+        types += [kind] * (t * h * w)
+        (images if kind == 1 else videos).append([t, h * merge, w * merge])
+    with torch.no_grad():
+        ids, _ = model.get_rope_index(
+            torch.tensor([tokens]), torch.tensor([types]),
+            image_grid_thw=torch.tensor(images) if images else None,
+            video_grid_thw=torch.tensor(videos) if videos else None,
+        )
+    return ids[:, 0].to(torch.int64)
