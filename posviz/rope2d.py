@@ -355,11 +355,16 @@ def qwen2_vl_rope_index(segments: Sequence, *, spatial_merge_size: int = 2) -> t
         int64 tensor ``(3, total)``.
 
     Raises:
-        ModuleNotFoundError: if ``transformers`` (5.x, with PyTorch) is not installed.
+        ImportError: unless ``transformers`` 5.x is installed with PyTorch (``ModuleNotFoundError``,
+            its subclass, when it is missing).
         TypeError / ValueError: for bad segments, as :func:`mrope_position_ids`.
     """
     mrope_position_ids(segments)  # validate first
     merge = check_int("spatial_merge_size", spatial_merge_size, minimum=1)
+    import transformers
+
+    if int(transformers.__version__.split(".")[0]) < 5 or not transformers.is_torch_available():
+        raise ImportError(f"qwen2_vl_rope_index needs transformers 5 with PyTorch, found transformers {transformers.__version__}")
     from transformers.models.qwen2_vl.configuration_qwen2_vl import Qwen2VLConfig
     from transformers.models.qwen2_vl.modeling_qwen2_vl import Qwen2VLModel
 
