@@ -22,6 +22,12 @@ def test_labels_are_the_direction_from_a_to_b():
         expected = [vision.DIRECTIONS.index((int(r), int(c))) for r, c in zip(torch.sign(dr), torch.sign(dc))]
         assert labels.tolist() == expected
     assert len(set(labels.tolist())) == 8
+    # without positions the best answer is always a diagonal: each has 4 of the 24 offsets
+    _, many = vision.relative_direction_batch(6000, 9, gen)
+    share = torch.bincount(many, minlength=8).double() / len(many)
+    diagonal = torch.tensor([abs(r) + abs(c) == 2 for r, c in vision.DIRECTIONS])
+    assert torch.allclose(share[diagonal], torch.full((4,), 1 / 6, dtype=torch.float64), atol=0.02)
+    assert torch.allclose(share[~diagonal], torch.full((4,), 1 / 12, dtype=torch.float64), atol=0.02)
 
 
 def test_task_bad_sizes():
@@ -100,24 +106,26 @@ def test_resize_position_table_is_torch_bicubic_and_keeps_a_constant():
     torch.testing.assert_close(vision.resize_position_table(torch.full((4, 4, 2), 0.3), 9), torch.full((9, 9, 2), 0.3))
 
 
-def test_summary_pairs_within_seed_and_only_fitted_methods():
+def test_summary_pairs_within_seed_on_the_seeds_where_both_fitted():
     fake = {"config": {"eval_grids": [6, 12]}, "runs": []}
-    for seed, (a6, a12, b12) in enumerate([(1.0, 0.9, 0.5), (0.95, 0.8, 0.6), (0.99, 0.7, 0.65)]):
+    for seed, (a6, a12, b12, b_fit) in enumerate([(1.0, 0.9, 0.5, True), (0.95, 0.8, 0.6, True),
+                                                  (0.99, 0.7, 0.65, True), (0.99, 0.9, 0.1, False)]):
         fake["runs"] += [
             {"method": "axial", "seed": seed, "accuracy": {"6": a6, "12": a12}, "fitted": True},
-            {"method": "learned", "seed": seed, "accuracy": {"6": 1.0, "12": b12}, "fitted": True},
+            {"method": "learned", "seed": seed, "accuracy": {"6": 1.0, "12": b12}, "fitted": b_fit},
             {"method": "none", "seed": seed, "accuracy": {"6": 0.2, "12": 0.2}, "fitted": False},
         ]
     summary = vision.summarize_vision(fake, [("axial", "learned"), ("axial", "none")])
-    assert summary["fitted"] == {"axial": True, "learned": True, "none": False}
+    assert summary["fitted"] == {"axial": [0, 1, 2, 3], "learned": [0, 1, 2], "none": []}
     d = summary["paired"]["axial - learned"][12]
-    assert d["n"] == 3 and d["min"] == pytest.approx(0.05) and d["max"] == pytest.approx(0.4)
+    assert d["n"] == 3 and d["min"] == pytest.approx(0.05) and d["max"] == pytest.approx(0.4)  # seed 3 left out
     assert summary["paired"]["axial - none"] is None
-    assert summary["accuracy"]["learned"][12]["mean"] == pytest.approx(0.5833333)
+    assert summary["accuracy"]["learned"][12]["mean"] == pytest.approx(0.4625)  # every seed, fitted or not
 
 
 def test_a_short_run_has_every_method_and_seed_with_provenance():
-    cfg = replace(vision.LIVE_PRESET, steps=2, seeds=(0, 1), eval_samples=20, eval_grids=(4, 5), train_grid=4)
+    cfg = replace(vision.LIVE_PRESET, steps=2, seeds=(0, 1), eval_samples=20, eval_grids=(4, 5), train_grid=4,
+                  methods=vision.VISION_METHODS)
     out = vision.run_vision_experiment(cfg)
     assert [(r["method"], r["seed"]) for r in out["runs"]] == [(m, s) for s in (0, 1) for m in vision.VISION_METHODS]
     assert all(set(r["accuracy"]) == {"4", "5"} for r in out["runs"])
@@ -129,11 +137,16 @@ def test_stored_full_result_matches_the_full_preset():
     if not path.exists():
         pytest.skip("data/results/vision_full.json not made yet (scripts/vision_experiment.py)")
     stored = results.load_results(path)
-    assert stored["config"] == results.load_results(path)["config"]
-    expected = asdict(vision.FULL_PRESET)
-    assert {k: (list(v) if isinstance(v, tuple) else v) for k, v in expected.items()} == stored["config"]
-    assert len(stored["runs"]) == len(expected["methods"]) * len(expected["seeds"])
-    assert stored["provenance"]
+    expected = {k: (list(v) if isinstance(v, tuple) else v) for k, v in asdict(vision.FULL_PRESET).items()}
+    config = stored["config"]
+    assert {k: v for k, v in config.items() if k not in ("methods", "extra")} == \
+        {k: v for k, v in expected.items() if k not in ("methods", "extra")}
+    assert set(expected["methods"]) <= set(config["methods"])
+    for method in config["methods"]:
+        assert sorted(r["seed"] for r in stored["runs"] if r["method"] == method) == expected["seeds"]
+    assert stored["provenance"] and all("versions" in p for p in stored["provenance"])
+    for run in stored["runs"]:
+        assert run["fitted"] == (run["accuracy"][str(config["train_grid"])] >= config["fit_threshold"])
 
 
 def test_real_vit_position_table():
