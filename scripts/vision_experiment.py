@@ -23,7 +23,6 @@ import torch
 
 from posviz import results, vision
 
-
 EARLY_STD = 0.02  # the learned table's initial scale in the first runs (ViT's), before table_std existed
 
 
