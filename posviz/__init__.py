@@ -49,6 +49,15 @@ from .rope import (
     rope_frequencies,
     rope_rotation_matrix,
 )
+from .rope2d import (  # notebook 08: positions in 2-D and 3-D
+    apply_mrope,
+    axial_frequencies_2d,
+    axial_rope_2d,
+    grid_positions,
+    mixed_rope_2d,
+    mrope_position_ids,
+    qwen2_vl_rope_index,
+)
 from .rope_scaling import (
     CONTEXT_RULES,
     ntk_scaled_base,
@@ -120,6 +129,14 @@ __all__ = [
     "RotaryEmbedding",
     "RotaryMultiheadAttention",
     "rope_decay_bound",
+    # 2-D RoPE and M-RoPE (notebook 08)
+    "grid_positions",
+    "axial_frequencies_2d",
+    "axial_rope_2d",
+    "mixed_rope_2d",
+    "mrope_position_ids",
+    "apply_mrope",
+    "qwen2_vl_rope_index",
     # context extension: RoPE scaling rules (notebook 05b)
     "CONTEXT_RULES",
     "ntk_scaled_base",

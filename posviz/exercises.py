@@ -38,17 +38,14 @@ import torch
 from ._mistakes import (
     _alibi_variant,
     _attention,
-    _dynamic_base,
     _rope_low_precision,
     _sinusoidal_variant,
     _unrotated_pairs,
 )
 from .alibi import alibi_slopes
 from .encodings import sinusoidal_encoding
-from .qk_rows import permute_qk_rows, unpermute_qk_rows
 from .relative import relative_position_index
 from .rope import apply_rope, rope_frequencies
-from .rope_scaling import ntk_scaled_base
 from .style import get_language  # noqa: F401 - kept for checkers appended to this module
 
 __all__ = [
@@ -56,6 +53,7 @@ __all__ = [
     "check_apply_rope",
     "check_dynamic_ntk_base",
     "check_embedding_lookup",
+    "check_mrope_position_ids",
     "check_relative_position_index",
     "check_self_attention",
     "check_sinusoidal_encoding",
@@ -450,103 +448,5 @@ def check_embedding_lookup(fn: Callable[[torch.Tensor, torch.Tensor], object]) -
     return _grade(title, section, run)
 
 
-# --- 05b: dynamic NTK base -------------------------------------------------------------------------
-
-
-
-def check_dynamic_ntk_base(fn: Callable[[float, int, float, int, int], object]) -> bool:
-    """Check ``fn(base, head_dim, factor, original_context, seq_len) -> float``: dynamic NTK's base at length ``ℓ``.
-
-    The contract is Hugging Face's ``rope_type="dynamic"`` (``_compute_dynamic_ntk_parameters``),
-    YaRN §3.3 (Peng et al. 2023, https://arxiv.org/abs/2309.00071): with ``L = max(ℓ, L₀)``,
-    ``b' = b · (s·L/L₀ − (s − 1))^(d/(d−2))``, so ``b' = b`` up to the training length and
-    ``b' = b · (ℓ/L₀)^(d/(d−2))`` for ``s = 1``; :func:`posviz.scaled_rope_frequencies` with
-    ``rule="dynamic"`` uses the same base. Tested at lengths below, at and beyond ``L₀`` with
-    ``s`` = 1, 2, 4 and 8 (relative tolerance 1e-6). Catches among others: no clamp at ``ℓ < L₀``,
-    ``factor`` ignored, the ``−(s − 1)`` left out, the exponent missing (or turned into 1 by
-    integer division ``//``) or inverted, and the length ignored (the fixed NTK base).
-
-    Returns:
-        ``True`` if every check passes, else ``False`` (feedback is printed; never raises).
-    """
-    title = _Text("동적 NTK의 밑(base)", "dynamic NTK base")
-    section = _Text("05b 노트북 2절(여섯 규칙을 한 그림에) 표의 동적 NTK 줄을 다시 보세요: b·(sℓ/L₀ − (s − 1))^(d/(d−2)), ℓ ≤ L₀이면 b 그대로입니다.",
-                    "see the dynamic NTK row of the table in notebook 05b, section 2 (Six rules in one figure): b·(sℓ/L₀ − (s − 1))^(d/(d−2)), and b itself for ℓ ≤ L₀.")
-    cases = ((10000.0, 16, 1.0, 64, 256), (10000.0, 16, 4.0, 64, 512), (10000.0, 16, 1.0, 64, 32),
-             (500000.0, 128, 8.0, 8192, 65536), (10000.0, 64, 2.0, 4096, 4096), (10000.0, 16, 4.0, 64, 100))
-
-    def run() -> None:
-        for base, d, s, context, ell in cases:
-            label = f"base={base:g}, head_dim={d}, factor={s:g}, original_context={context}, seq_len={ell}"
-            got = _as_array(_call(fn, base, d, s, context, ell, label=label), label).reshape(-1)
-            _check_shape(got, (1,), label)
-            expected = np.array([_dynamic_base(base, d, s, context, ell)])
-            variants = [
-                (np.array([_dynamic_base(base, d, s, context, ell, clamp=False)]),
-                 _Text("ℓ < L₀에서 밑을 줄였습니다: 학습 길이보다 짧으면 밑을 바꾸지 않습니다.", "the base shrinks for ℓ < L₀: below the training length it must stay b."),
-                 _Text("길이를 L = max(ℓ, L₀)로 두세요.", "use the length L = max(ℓ, L₀).")),
-                (np.array([_dynamic_base(base, d, 1.0, context, ell)]),
-                 _Text("factor(s)를 쓰지 않고 ℓ/L₀만 썼습니다.", "factor (s) is ignored: only ℓ/L₀ is used."),
-                 _Text("Hugging Face 식의 비율은 s·L/L₀ − (s − 1)입니다. s = 1일 때만 L/L₀입니다.", "Hugging Face's ratio is s·L/L₀ − (s − 1); it is L/L₀ only for s = 1.")),
-                (np.array([_dynamic_base(base, d, s, context, ell, shift=False)]),
-                 _Text("−(s − 1)을 빠뜨렸습니다: ℓ = L₀에서 비율이 1이 아니라 s가 됩니다.", "the −(s − 1) is missing: at ℓ = L₀ the ratio becomes s instead of 1."),
-                 _Text("비율 s·L/L₀ − (s − 1)은 L = L₀에서 정확히 1입니다.", "the ratio s·L/L₀ − (s − 1) is exactly 1 at L = L₀.")),
-                (np.array([_dynamic_base(base, d, s, context, ell, exponent=1.0)]),
-                 _Text("결과가 b·비율과 같습니다: 지수 d/(d−2)가 빠졌거나, 정수 나눗셈(//) 때문에 지수가 1이 되었습니다.",
-                       "the result equals b·ratio: the exponent d/(d−2) is missing, or integer division (//) made it 1."),
-                 _Text("지수는 d / (d − 2)입니다(나눗셈은 /).", "the exponent is d / (d − 2) (divide with /).")),
-                (np.array([_dynamic_base(base, d, s, context, ell, exponent=(d - 2) / d)]),
-                 _Text("지수가 뒤집혔습니다: (d−2)/d.", "the exponent is inverted: (d−2)/d."),
-                 _Text("가장 느린 쌍의 주파수 b^(−(d−2)/d)가 정확히 1/비율배가 되도록 푸세요.", "solve for the slowest pair's frequency b^(−(d−2)/d) to shrink by exactly 1/ratio.")),
-                (np.array([ntk_scaled_base(base, d, s)]),
-                 _Text("길이 ℓ을 쓰지 않았습니다: 고정 배율 s의 NTK-aware 밑입니다.", "the length ℓ is not used: this is the NTK-aware base for the fixed factor s."),
-                 _Text("동적 NTK는 지금 길이 ℓ에 맞춰 밑을 다시 계산합니다.", "dynamic NTK recomputes the base for the current length ℓ.")),
-            ]
-            _compare(got, expected, label, atol=0, rtol=1e-6, variants=variants,
-                     index_names=_Text("결과", "the result"))
-
-    return _grade(title, section, run)
-
-
-# --- 07: the q/k row permutation ---------------------------------------------------------------
-
-
-def check_unpermute_qk_rows(fn: Callable[[torch.Tensor, int], object]) -> bool:
-    """Check ``fn(weight, num_heads)``: GGUF/Meta row order of ``W_q``/``W_k`` → Hugging Face order.
-
-    The contract is :func:`posviz.pretrained.unpermute_qk_rows`: ``weight`` is a float tensor
-    ``(num_heads · head_dim, in_features)``; within every head, the rows of each interleaved
-    pair ``(2i, 2i+1)`` move to ``i`` and ``i + head_dim/2``; the result has the same shape.
-    Catches among others: the inverse permutation, one permutation over all rows (heads
-    ignored), and rows left in place.
-
-    Returns:
-        ``True`` if every check passes, else ``False`` (feedback is printed; never raises).
-    """
-
-    title = _Text("q/k 행 순서 바꾸기", "un-permuting q/k rows")
-    section = _Text("07 노트북 3절(행 순서의 교훈)을 다시 보세요: 헤드마다 interleaved_to_half(head_dim) 순서로 행을 고릅니다.",
-                    "see notebook 07, section 3 (The row-order lesson, with real weights): within each head, rows are taken in interleaved_to_half(head_dim) order.")
-
-    def run() -> None:
-        for seed, (num_heads, head_dim, in_features) in enumerate(((3, 8, 5), (2, 4, 3)), start=3):
-            weight = torch.randn(num_heads * head_dim, in_features, generator=torch.Generator().manual_seed(seed))
-            label = (f"weight = torch.randn({num_heads * head_dim}, {in_features}, generator=torch.Generator().manual_seed({seed})), "
-                     f"num_heads={num_heads} (head_dim={head_dim})")
-            got = _as_array(_call(fn, weight.clone(), num_heads, label=label), label)
-            _check_shape(got, tuple(weight.shape), label)
-            expected = unpermute_qk_rows(weight, num_heads).double().numpy()
-            variants = [
-                (permute_qk_rows(weight, num_heads).double().numpy(),
-                 _Text("반대 방향(Hugging Face → GGUF) 순열을 적용했습니다.", "this is the inverse permutation (Hugging Face → GGUF)."),
-                 _Text("GGUF 행 2i와 2i+1이 Hugging Face의 i와 i + head_dim/2로 가야 합니다.", "GGUF rows 2i and 2i+1 must go to Hugging Face rows i and i + head_dim/2.")),
-                (unpermute_qk_rows(weight, 1).double().numpy(),
-                 _Text("헤드를 나누지 않고 전체 행에 한 번에 순열을 적용했습니다.", "the permutation was applied across all rows at once (heads ignored)."),
-                 _Text("행을 (num_heads, head_dim, in_features)로 나눈 뒤 헤드마다 순서를 바꾸세요.", "split the rows into (num_heads, head_dim, in_features) and reorder within each head.")),
-                (weight.double().numpy(),
-                 _Text("행 순서가 그대로입니다.", "the rows are unchanged."),
-                 _Text("헤드마다 짝수 행을 앞 절반, 홀수 행을 뒤 절반으로 모으세요.", "within each head, gather the even rows first, then the odd rows.")),
-            ]
-            _compare(got, expected, label, atol=0, variants=variants, index_names="(row, column)")
-
-    return _grade(title, section, run)
+# The checkers of notebooks 05b, 07 and 08 live in posviz.exercises_05b_08 (this module's size).
+from .exercises_05b_08 import check_dynamic_ntk_base, check_mrope_position_ids, check_unpermute_qk_rows  # noqa: E402

@@ -128,6 +128,13 @@ COURSE: tuple[Entry, ...] = (
         ("05 노트북(회전 위치 임베딩)", "notebook 05 (rotary position embedding)"),
         ("읽기 약 40분, 실행 약 1–3분(2코어 CPU, 모델 불러오기 포함)", "about 40 minutes to read, 1–3 minutes to run (2-core CPU, loading included)"),
     ),
+    _entry(
+        "08_positions_in_2d_and_3d.ipynb",
+        "2-D·3-D 위치",
+        "Positions in 2-D and 3-D",
+        ("05 노트북(회전 위치 임베딩), 06 노트북(종합 비교)", "notebooks 05 (rotary position embedding) and 06 (showdown)"),
+        ("읽기 약 50분, 실행 1분 안팎(2코어 CPU)", "about 50 minutes to read, about a minute to run (2-core CPU)"),
+    ),
 )
 
 BY_FILE = {entry.file: entry for entry in COURSE}
