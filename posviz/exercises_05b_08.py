@@ -40,8 +40,8 @@ def check_dynamic_ntk_base(fn: Callable[[float, int, float, int, int], object]) 
     Returns:
         ``True`` if every check passes, else ``False`` (feedback is printed; never raises).
     """
-    title = _Text("동적 NTK의 밑(base)", "dynamic NTK base")
-    section = _Text("05b 노트북 2절(여섯 규칙을 한 그림에) 표의 동적 NTK 줄을 다시 보세요: b·(sℓ/L₀ − (s − 1))^(d/(d−2)), ℓ ≤ L₀이면 b 그대로입니다.",
+    title = _Text("동적 NTK의 base", "dynamic NTK base")
+    section = _Text("05b 노트북 2절(여섯 규칙을 한 그림에) 표의 동적 NTK 행을 다시 보세요: b·(sℓ/L₀ − (s − 1))^(d/(d−2)), ℓ ≤ L₀이면 b 그대로입니다.",
                     "see the dynamic NTK row of the table in notebook 05b, section 2 (Six rules in one figure): b·(sℓ/L₀ − (s − 1))^(d/(d−2)), and b itself for ℓ ≤ L₀.")
     cases = ((10000.0, 16, 1.0, 64, 256), (10000.0, 16, 4.0, 64, 512), (10000.0, 16, 1.0, 64, 32),
              (500000.0, 128, 8.0, 8192, 65536), (10000.0, 64, 2.0, 4096, 4096), (10000.0, 16, 4.0, 64, 100))
@@ -54,7 +54,7 @@ def check_dynamic_ntk_base(fn: Callable[[float, int, float, int, int], object]) 
             expected = np.array([_dynamic_base(base, d, s, context, ell)])
             variants = [
                 (np.array([_dynamic_base(base, d, s, context, ell, clamp=False)]),
-                 _Text("ℓ < L₀에서 밑을 줄였습니다: 학습 길이보다 짧으면 밑을 바꾸지 않습니다.", "the base shrinks for ℓ < L₀: below the training length it must stay b."),
+                 _Text("ℓ < L₀에서 base를 줄였습니다: 학습 길이보다 짧으면 base를 바꾸지 않습니다.", "the base shrinks for ℓ < L₀: below the training length it must stay b."),
                  _Text("길이를 L = max(ℓ, L₀)로 두세요.", "use the length L = max(ℓ, L₀).")),
                 (np.array([_dynamic_base(base, d, 1.0, context, ell)]),
                  _Text("factor(s)를 쓰지 않고 ℓ/L₀만 썼습니다.", "factor (s) is ignored: only ℓ/L₀ is used."),
@@ -68,10 +68,10 @@ def check_dynamic_ntk_base(fn: Callable[[float, int, float, int, int], object]) 
                  _Text("지수는 d / (d − 2)입니다(나눗셈은 /).", "the exponent is d / (d − 2) (divide with /).")),
                 (np.array([_dynamic_base(base, d, s, context, ell, exponent=(d - 2) / d)]),
                  _Text("지수가 뒤집혔습니다: (d−2)/d.", "the exponent is inverted: (d−2)/d."),
-                 _Text("가장 느린 쌍의 주파수 b^(−(d−2)/d)가 정확히 1/비율배가 되도록 푸세요.", "solve for the slowest pair's frequency b^(−(d−2)/d) to shrink by exactly 1/ratio.")),
+                 _Text("가장 느린 짝의 주파수 b^(−(d−2)/d)가 정확히 1/비율배가 되도록 푸세요.", "solve for the slowest pair's frequency b^(−(d−2)/d) to shrink by exactly 1/ratio.")),
                 (np.array([ntk_scaled_base(base, d, s)]),
-                 _Text("길이 ℓ을 쓰지 않았습니다: 고정 배율 s의 NTK-aware 밑입니다.", "the length ℓ is not used: this is the NTK-aware base for the fixed factor s."),
-                 _Text("동적 NTK는 지금 길이 ℓ에 맞춰 밑을 다시 계산합니다.", "dynamic NTK recomputes the base for the current length ℓ.")),
+                 _Text("길이 ℓ을 쓰지 않았습니다: 고정 배율 s의 NTK-aware base입니다.", "the length ℓ is not used: this is the NTK-aware base for the fixed factor s."),
+                 _Text("동적 NTK는 지금 길이 ℓ에 맞춰 base를 다시 계산합니다.", "dynamic NTK recomputes the base for the current length ℓ.")),
             ]
             _compare(got, expected, label, atol=0, rtol=1e-6, variants=variants,
                      index_names=_Text("결과", "the result"))

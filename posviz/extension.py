@@ -125,7 +125,7 @@ _LABELS: dict[str, tuple[str, str]] = {
     "dynamic": ("동적 NTK", "dynamic NTK"),
     "yarn": ("YaRN", "YaRN"),
     "llama3": ("Llama 3", "Llama 3"),
-    "yarn_no_temperature": ("YaRN, 온도 없이", "YaRN without temperature"),
+    "yarn_no_temperature": ("온도 없는 YaRN", "YaRN without temperature"),
 }
 
 

@@ -181,6 +181,7 @@ def test_display_names_follow_the_prose():
     assert extension_label("none", "ko") == "RoPE 그대로" and extension_label("none", "en") == "plain RoPE"
     assert extension_label("linear", "en") == "PI" and extension_label("dynamic", "ko") == "동적 NTK"
     assert extension_label("yarn_no_temperature", "en") == "YaRN without temperature"
+    assert extension_label("yarn_no_temperature", "ko") == "온도 없는 YaRN"  # the name 05b's prose uses
     with pytest.raises(ValueError, match="unknown rule"):
         extension_label("pi")
     with pytest.raises(ValueError, match="lang"):

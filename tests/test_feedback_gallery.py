@@ -135,7 +135,7 @@ GALLERY = [
     ("alibi odd extras reversed", exercises.check_alibi_slopes, lambda n: slopes(n, odd_extras_reversed=True), "reverse order", "순서가 뒤집혔습니다"),
     ("alibi even-numbered extras", exercises.check_alibi_slopes, lambda n: slopes(n, extras="even"), "even-numbered terms", "짝수 번째 항"),
     ("embedding ids minus one", exercises.check_embedding_lookup, lambda ids, table: table[ids - 1], "off by one (−1)", "밀렸습니다(−1)"),
-    ("dynamic no clamp", exercises.check_dynamic_ntk_base, lambda b, d, s, c, ell: b * (s * ell / c - (s - 1)) ** (d / (d - 2)), "shrinks for ℓ < L₀", "ℓ < L₀에서 밑을 줄였습니다"),
+    ("dynamic no clamp", exercises.check_dynamic_ntk_base, lambda b, d, s, c, ell: b * (s * ell / c - (s - 1)) ** (d / (d - 2)), "shrinks for ℓ < L₀", "ℓ < L₀에서 base를 줄였습니다"),
     ("dynamic integer division", exercises.check_dynamic_ntk_base, lambda b, d, s, c, ell: b * (s * max(ell, c) / c - (s - 1)) ** (d // (d - 2)), "integer division (//)", "정수 나눗셈(//)"),
     ("dynamic factor ignored", exercises.check_dynamic_ntk_base, lambda b, d, s, c, ell: dynamic(b, d, 1.0, c, ell), "factor (s) is ignored", "factor(s)를 쓰지 않고"),
     ("dynamic fixed NTK base", exercises.check_dynamic_ntk_base, lambda b, d, s, c, ell: posviz.ntk_scaled_base(b, d, s), "length ℓ is not used", "길이 ℓ을 쓰지 않았습니다"),
