@@ -67,12 +67,14 @@ from .training import train
 
 __all__ = [
     "EXTENSION_COLORS",
+    "RULE_NAMES",
     "EXTENSION_FULL",
     "EXTENSION_SMALL",
     "ExtensionConfig",
     "load_extension_results",
     "merge_extension_results",
     "plot_position_loss",
+    "rule_name",
     "position_losses",
     "run_extension",
     "summarize_extension",
@@ -87,6 +89,34 @@ EXTENSION_COLORS: dict[str, str] = {
     "yarn": "#D55E00",
     "llama3": "#CC79A7",
 }
+
+
+#: What a figure calls each rule, as notebook 05b's prose does: (Korean, English). Rules not
+#: listed (e.g. an ablation) keep their code name.
+RULE_NAMES: dict[str, tuple[str, str]] = {
+    "none": ("RoPE 그대로", "RoPE as is"),
+    "linear": ("PI", "PI"),
+    "ntk": ("NTK-aware", "NTK-aware"),
+    "dynamic": ("동적 NTK", "dynamic NTK"),
+    "yarn": ("YaRN", "YaRN"),
+    "llama3": ("Llama 3", "Llama 3"),
+}
+
+
+def rule_name(rule: str) -> str:
+    """The display name of a context-extension ``rule`` in the figure language (:data:`RULE_NAMES`,
+    through :func:`posviz.t`): ``"linear"`` → ``"PI"``, ``"none"`` → ``"RoPE as is"`` / ``"RoPE 그대로"``.
+
+    Raises:
+        TypeError: if ``rule`` is not a string.
+    """
+    if not isinstance(rule, str):
+        raise TypeError(f"rule must be a str, got {type(rule).__name__}")
+    if rule not in RULE_NAMES:
+        return rule
+    from .style import t
+
+    return t(*RULE_NAMES[rule])
 
 
 @dataclass(frozen=True)
@@ -432,7 +462,8 @@ def plot_position_loss(
 ):
     """Per-position loss (mean over seeds, min–max shaded) of every rule at ``factor × train_len``.
 
-    A dotted line marks the training length. Returns the axes.
+    A dotted line marks the training length; the legend names the rules as the prose does
+    (:func:`rule_name`). Returns the axes.
     """
     import matplotlib.pyplot as plt
 
@@ -452,7 +483,7 @@ def plot_position_loss(
         if not curves:
             continue
         x = (np.arange(len(curves[0])) + 0.5) * width
-        plot_band(ax, x, curves, color=EXTENSION_COLORS.get(rule), label=rule)
+        plot_band(ax, x, curves, color=EXTENSION_COLORS.get(rule), label=rule_name(rule))
     ax.axvline(L, color="grey", linestyle=":", linewidth=1.5, label=t("학습 길이", "training length"))
     ax.set_xlabel(t("위치 (토큰)", "position (tokens)"))
     ax.set_ylabel(t("손실 (nats/글자)", "loss (nats per character)"))

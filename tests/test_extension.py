@@ -137,3 +137,19 @@ def test_presets_are_what_the_notebook_says():
     assert EXTENSION_FULL.d_model // EXTENSION_FULL.num_heads == 16
     assert EXTENSION_SMALL.finetune_steps == 30 and EXTENSION_SMALL.factors == (4,)
     assert len(EXTENSION_FULL.seeds) >= 3 and len(EXTENSION_SMALL.seeds) >= 3
+
+
+def test_rules_have_the_prose_names_in_the_figure_language():
+    from posviz.extension import RULE_NAMES, rule_name
+
+    assert set(RULE_NAMES) == set(posviz.CONTEXT_RULES)
+    try:
+        posviz.set_language("en")
+        assert [rule_name(r) for r in ("none", "linear", "dynamic")] == ["RoPE as is", "PI", "dynamic NTK"]
+        posviz.set_language("ko")
+        assert rule_name("none") == "RoPE 그대로" and rule_name("yarn") == "YaRN"
+        assert rule_name("an_ablation") == "an_ablation", "an unlisted rule keeps its code name"
+    finally:
+        posviz.set_language("both")
+    with pytest.raises(TypeError, match="rule must be a str"):
+        rule_name(3)
