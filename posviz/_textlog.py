@@ -39,7 +39,8 @@ def enable_figure_text_log(path: str | Path | None) -> None:
     ``t(ko, en)`` call is logged as ``{"kind": "t", "ko", "en", "sep"}``; each time a figure is
     drawn (shown inline, saved, or ``canvas.draw()``), each non-empty text actually drawn in it
     (titles, axis labels, tick labels, legend entries, annotations, colorbar labels) is logged as
-    ``{"kind": "text", "text", "where", "draw", "extent", "figure", "role"}``: ``where`` names the
+    ``{"kind": "text", "text", "shown", "where", "draw", "extent", "figure", "role"}``: ``text`` as
+    written (before :func:`posviz.style.fit_figure_text` wrapped it), ``shown`` as drawn, ``where`` names the
     figure by its first title, ``draw`` tells one draw of one figure from another, ``extent`` is the
     text's window extent ``[x0, y0, x1, y1]`` and ``figure`` the figure's ``[x0, y0, x1, y1]``, both
     in display pixels at the draw's dpi, and ``role`` says what the text is (see :func:`_role`).
@@ -89,10 +90,13 @@ def enable_figure_text_log(path: str | Path | None) -> None:
         canvas = [bounds[0], bounds[1], bounds[0] + bounds[2], bounds[1] + bounds[3]]
         draw_id = f"{os.getpid()}-{_draws}"
         for text, extent in drawn:
+            shown = text.get_text()
+            wrapped = shown == getattr(text, "_posviz_wrapped", None)  # posviz.style wrapped it to fit
             _log(
                 {
                     "kind": "text",
-                    "text": text.get_text(),
+                    "text": text._posviz_unwrapped if wrapped else shown,
+                    "shown": shown,
                     "where": where,
                     "draw": draw_id,
                     "extent": extent,
