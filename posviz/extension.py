@@ -114,9 +114,12 @@ def rule_name(rule: str) -> str:
         raise TypeError(f"rule must be a str, got {type(rule).__name__}")
     if rule not in RULE_NAMES:
         return rule
+    korean, english = RULE_NAMES[rule]
+    if korean == english:  # a name both languages use ("PI", "YaRN"): not "PI · PI"
+        return english
     from .style import t
 
-    return t(*RULE_NAMES[rule])
+    return t(korean, english)
 
 
 @dataclass(frozen=True)

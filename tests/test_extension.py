@@ -153,3 +153,5 @@ def test_rules_have_the_prose_names_in_the_figure_language():
         posviz.set_language("both")
     with pytest.raises(TypeError, match="rule must be a str"):
         rule_name(3)
+    assert rule_name("linear") == "PI", "a name both languages share is written once in the bilingual figure"
+    assert rule_name("none") == "RoPE 그대로 · RoPE as is"
