@@ -391,3 +391,11 @@ def test_one_language_code_resolves_literal_t_calls_and_keeps_the_rest():
         assert namespace["lab"] == {"ko": "헤드 3 평균", "en": "head 3 mean"}[lang]
     with pytest.raises(ValueError, match="lang must be one of"):
         editions.one_language_code(code, "both")
+
+
+def test_a_bare_t_is_resolved_only_where_the_notebook_imports_it_from_posviz():
+    setup = new_code_cell(nbtemplate.setup_code())
+    cells = [new_markdown_cell("# t"), setup, new_code_cell("from posviz import plots, t"), new_code_cell('x = t("가", "a")')]
+    assert editions.make_edition(new_notebook(cells=cells), "en").cells[3].source == 'x = "a"'
+    cells[2] = new_code_cell("t = torch.arange(3)")
+    assert editions.make_edition(new_notebook(cells=cells), "en").cells[3].source == 'x = t("가", "a")'

@@ -189,8 +189,14 @@ _PURE_CALLS = frozenset(
 _MAGIC = re.compile(r"^(\s*)[%!]", re.MULTILINE)
 
 
-def _is_t(func: ast.expr) -> bool:
-    """``posviz.t`` or ``posviz.style.t`` (a bare ``t`` may be anything: a tensor, a loop variable)."""
+_IMPORTS_T = re.compile(r"^\s*from\s+posviz(?:\.style)?\s+import\s+[^#\n]*\bt\b(?!\s+as)", re.MULTILINE)
+
+
+def _is_t(func: ast.expr, bare: bool = False) -> bool:
+    """``posviz.t`` or ``posviz.style.t``; a bare ``t`` only if ``bare`` (the notebook imports it
+    from posviz: elsewhere ``t`` may be anything, a tensor or a loop variable)."""
+    if bare and isinstance(func, ast.Name) and func.id == "t":
+        return True
     if not isinstance(func, ast.Attribute) or func.attr != "t":
         return False
     owner = func.value
@@ -215,10 +221,10 @@ def _droppable(node: ast.expr) -> bool:
     return True
 
 
-def _resolvable(call: ast.Call) -> bool:
+def _resolvable(call: ast.Call, bare: bool = False) -> bool:
     """A ``posviz.t(ko, en)`` call (``sep=`` a literal, if given) whose two arguments are text that
     can be evaluated alone: each a string, an f-string or an expression that :func:`_droppable` allows."""
-    if not _is_t(call.func) or len(call.args) != 2 or any(isinstance(a, ast.Starred) for a in call.args):
+    if not _is_t(call.func, bare) or len(call.args) != 2 or any(isinstance(a, ast.Starred) for a in call.args):
         return False
     if any(k.arg != "sep" or not isinstance(k.value, ast.Constant) for k in call.keywords):
         return False
@@ -231,15 +237,16 @@ def _offset(lines: list[str], line: int, column: int) -> int:
     return before + len(lines[line - 1].encode("utf-8")[:column].decode("utf-8"))
 
 
-def one_language_code(code: str, lang: str) -> str:
+def one_language_code(code: str, lang: str, *, bare_t: bool = False) -> str:
     """A code cell's source with each resolvable ``posviz.t(ko, en)`` call replaced by its ``lang``
     argument as written (``label=posviz.t("사인", "sine")`` → ``label="sine"`` in English).
 
     The source is parsed with :mod:`ast` (IPython ``%`` and ``!`` lines are masked for the parse);
     a call is replaced only when dropping the other argument cannot change what the cell does
     (:func:`_resolvable`); others, such as ``posviz.t(ko, en)`` over names, stay and pick the
-    language at run time. Code that does not parse is returned unchanged. Everything else in the
-    cell (Korean data strings, comments) is kept as it is.
+    language at run time. A bare ``t(...)`` counts only with ``bare_t=True`` (the notebook runs
+    ``from posviz import t``). Code that does not parse is returned unchanged. Everything else in
+    the cell (Korean data strings, comments) is kept as it is.
     """
     if lang not in ONE_LANGUAGE:
         raise ValueError(f"lang must be one of {ONE_LANGUAGE}, got {lang!r}")
@@ -251,7 +258,7 @@ def one_language_code(code: str, lang: str) -> str:
             tree = ast.parse(_MAGIC.sub(lambda m: m.group(1) + "#", code))
         except SyntaxError:
             return code
-        calls = [node for node in ast.walk(tree) if isinstance(node, ast.Call) and _resolvable(node)]
+        calls = [node for node in ast.walk(tree) if isinstance(node, ast.Call) and _resolvable(node, bare_t)]
         if not calls:
             return code
         call = calls[0]  # outermost first (ast.walk is breadth-first); parse again after each change
@@ -283,6 +290,7 @@ def make_edition(nb: nbformat.NotebookNode, lang: str, name: str | None = None) 
     name = name or nbtemplate.notebook_name(edition.cells)
     entry = course_table.BY_FILE.get(name) if name else None
     title, nav = nbtemplate.title_and_nav(entry, lang) if entry else (None, None)
+    bare_t = any(cell["cell_type"] == "code" and _IMPORTS_T.search(nbtemplate.source(cell)) for cell in edition.cells)
     cells = []
     for index, cell in enumerate(edition.cells):
         cell_lang = nbtemplate.language(cell)
@@ -299,7 +307,7 @@ def make_edition(nb: nbformat.NotebookNode, lang: str, name: str | None = None) 
                 except ValueError as error:
                     raise ValueError(f"{name or 'notebook'} cell {index}: {error}") from None
         elif cell["cell_type"] == "code":
-            cell["source"] = one_language_code(nbtemplate.source(cell), lang)
+            cell["source"] = one_language_code(nbtemplate.source(cell), lang, bare_t=bare_t)
         cells.append(cell)
     setup = nbtemplate.setup_cell_index(cells)
     if setup is not None:
