@@ -41,7 +41,9 @@ def enable_figure_text_log(path: str | Path | None) -> None:
     (titles, axis labels, tick labels, legend entries, annotations, colorbar labels) is logged as
     ``{"kind": "text", "text", "shown", "where", "draw", "extent", "figure", "role"}``: ``text`` as
     written (before :func:`posviz.style.fit_figure_text` wrapped it), ``shown`` as drawn, ``where`` names the
-    figure by its first title, ``draw`` tells one draw of one figure from another, ``extent`` is the
+    figure by its first title, ``draw`` tells one draw of one figure from another and ``figure_id``
+    one figure from another (a figure shown inline is drawn twice: to find its tight box, then for
+    the image), ``extent`` is the
     text's window extent ``[x0, y0, x1, y1]`` and ``figure`` the figure's ``[x0, y0, x1, y1]``, both
     in display pixels at the draw's dpi, and ``role`` says what the text is (see :func:`_role`).
     :func:`posviz.setup` calls this when the environment variable ``POSVIZ_FIGURE_TEXT`` is set.
@@ -99,6 +101,7 @@ def enable_figure_text_log(path: str | Path | None) -> None:
                     "shown": shown,
                     "where": where,
                     "draw": draw_id,
+                    "figure_id": f"{os.getpid()}-{id(figure)}",
                     "extent": extent,
                     "figure": canvas,
                     "role": _role(figure, text),

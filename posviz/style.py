@@ -308,12 +308,24 @@ def _plain_formatter(current):
 
 def _wrap_to(text, width: float, renderer) -> bool:
     """Wrap one matplotlib ``Text`` to ``width`` display pixels (along its own direction); True if
-    its text changed."""
+    its text changed.
+
+    For one figure size the width only ever shrinks: a wrapped label takes room from its axes,
+    which may then look wide enough for the unwrapped one, and the two would alternate from
+    layout pass to layout pass (and from one draw to the next, e.g. the two draws of a
+    ``bbox_inches="tight"`` save)."""
     original = getattr(text, "_posviz_unwrapped", None)
     if original is None or text.get_text() != getattr(text, "_posviz_wrapped", None):
         original = text.get_text()  # first time, or the text was changed since it was wrapped
+        text._posviz_fit = None
     if not original.strip() or width <= 0:
         return False
+    figure = text.get_figure(root=True) if hasattr(text, "get_figure") else text.figure
+    size = (*(round(float(v), 3) for v in figure.get_size_inches()), float(figure.dpi))
+    fit = getattr(text, "_posviz_fit", None)
+    if fit is not None and fit[0] == size:
+        width = min(width, fit[1])
+    text._posviz_fit = (size, width)
     prop = text.get_fontproperties()
 
     def measure(line: str) -> float:
@@ -348,13 +360,16 @@ def fit_figure_text(figure, renderer=None) -> None:
     for ax in figure.axes:
         plain_log_ticks(ax, only_default=True)
     engine = figure.get_layout_engine()
-    for _ in range(3):  # wrapped titles take height from the axes, which may call for more wrapping
+    # Wrapped titles take height from the axes, which may call for more wrapping; and constrained
+    # layout (colorbars, images with a fixed aspect) settles only on its second pass.
+    for step in range(4):
         if engine is not None:
             engine.execute(figure)
         changed = False
         for ax in figure.axes:
             if not ax.get_visible():
                 continue
+            ax.apply_aspect()  # an image's axes shrink to its aspect when drawn: measure the box it will have
             box = ax.get_window_extent(renderer)
             for title in (ax.title, getattr(ax, "_left_title", None), getattr(ax, "_right_title", None)):
                 if title is not None and title.get_visible():
@@ -366,7 +381,7 @@ def fit_figure_text(figure, renderer=None) -> None:
         suptitle = getattr(figure, "_suptitle", None)
         if suptitle is not None and suptitle.get_visible():
             changed |= _wrap_to(suptitle, 0.98 * figure.bbox.width, renderer)
-        if engine is None or not changed:
+        if engine is None or (not changed and step >= 1):
             break
 
 

@@ -230,3 +230,35 @@ def test_figure_fit_check_finds_text_off_the_figure_and_text_over_text():
         "fig: xtick '10' overlaps xtick '20'",
         "fig: ylabel 'cut y label' runs off the figure (left, bottom, top)",
     ], problems
+
+
+def test_image_axes_and_tight_saving_keep_every_text_on_the_figure(tmp_path):
+    """Square images shrink their axes when drawn, and ``bbox_inches="tight"`` (Jupyter's inline
+    figures) draws twice, the second time without layout: both draws must wrap the same way."""
+    from posviz import _textlog
+    from tools import textcheck
+
+    log = tmp_path / "log.jsonl"
+    posviz.setup(lang="both", quiet=True)
+    _textlog.enable_figure_text_log(log)
+    try:
+        fig, axes = plt.subplots(1, 3, figsize=(14, 4.6))
+        for ax in axes:
+            image = ax.imshow(np.zeros((20, 20)), vmin=0, vmax=1)
+            ax.set_title(posviz.t("모델 자신", "the model itself"))
+            ax.set_xlabel(posviz.t("키 위치 (토큰)", "key position (token)"))
+        axes[0].set_ylabel(posviz.t("쿼리 위치 (토큰)", "query position (token)"))
+        fig.colorbar(image, ax=axes, label=posviz.t("어텐션 가중치", "attention weight"), shrink=0.85)
+        fig.suptitle(posviz.t("0층 0번 헤드: 반쪽 배치는 모델과 같고, 교차 배치는 다릅니다", "Layer 0, head 0: the half layout matches the model"))
+        fig.savefig(tmp_path / "figure.png", bbox_inches="tight")
+        plt.close(fig)
+    finally:
+        _textlog.enable_figure_text_log(None)
+    records = textcheck.read_figure_text_log(log)
+    assert len({r["draw"] for r in records if r["kind"] == "text"}) >= 2, "saved with a tight box: drawn twice"
+    assert textcheck.figure_fit_problems(records) == []
+    draws = {}
+    for record in records:
+        if record["kind"] == "text":
+            draws.setdefault(record["draw"], []).append(record["shown"])
+    assert len({tuple(sorted(texts)) for texts in draws.values()}) == 1, "both draws show the same wrapped text"

@@ -202,13 +202,19 @@ def figure_fit_problems(records: list[dict]) -> list[str]:
     (a y label cut at both ends, a title off the right), or if its box and the box of another
     text of the same draw overlap by more than that in both directions: tick labels of one axis
     that touch, a title over a legend, a colorbar label over its tick labels. The same text drawn
-    twice at the same place (a figure drawn again) is one text. Records without an extent (older
-    logs) are skipped.
+    twice at the same place (a figure drawn again) is one text. Only the last draw of each figure
+    counts (records with ``figure_id``): Jupyter draws an inline figure once to find its tight
+    box and again for the image the reader sees. Records without an extent (older logs) are skipped.
     """
     draws: dict[str, list[dict]] = {}
+    last_draw: dict[str, str] = {}  # figure -> its last draw: the image the reader sees
     for record in records:
         if record.get("kind") == "text" and "extent" in record:
             draws.setdefault(record["draw"], []).append(record)
+            if "figure_id" in record:
+                last_draw[record["figure_id"]] = record["draw"]
+    shown = set(last_draw.values())
+    draws = {d: texts for d, texts in draws.items() if d in shown or "figure_id" not in texts[0]}
     problems = set()
     for texts in draws.values():
         unique = list({(r["text"], tuple(r["extent"])): r for r in texts}.values())
