@@ -308,24 +308,13 @@ def _plain_formatter(current):
 
 def _wrap_to(text, width: float, renderer) -> bool:
     """Wrap one matplotlib ``Text`` to ``width`` display pixels (along its own direction); True if
-    its text changed.
-
-    For one figure size the width only ever shrinks: a wrapped label takes room from its axes,
-    which may then look wide enough for the unwrapped one, and the two would alternate from
-    layout pass to layout pass (and from one draw to the next, e.g. the two draws of a
-    ``bbox_inches="tight"`` save)."""
+    its text changed."""
     original = getattr(text, "_posviz_unwrapped", None)
     if original is None or text.get_text() != getattr(text, "_posviz_wrapped", None):
         original = text.get_text()  # first time, or the text was changed since it was wrapped
-        text._posviz_fit = None
     if not original.strip() or width <= 0:
         return False
-    figure = text.get_figure(root=True) if hasattr(text, "get_figure") else text.figure
-    size = (*(round(float(v), 3) for v in figure.get_size_inches()), float(figure.dpi))
-    fit = getattr(text, "_posviz_fit", None)
-    if fit is not None and fit[0] == size:
-        width = min(width, fit[1])
-    text._posviz_fit = (size, width)
+
     prop = text.get_fontproperties()
 
     def measure(line: str) -> float:
@@ -359,30 +348,50 @@ def fit_figure_text(figure, renderer=None) -> None:
         renderer = figure.canvas.get_renderer()
     for ax in figure.axes:
         plain_log_ticks(ax, only_default=True)
+    import warnings
+
     engine = figure.get_layout_engine()
+    touched = []
     # Wrapped titles take height from the axes, which may call for more wrapping; and constrained
     # layout (colorbars, images with a fixed aspect) settles only on its second pass.
-    for step in range(4):
-        if engine is not None:
-            engine.execute(figure)
-        changed = False
-        for ax in figure.axes:
-            if not ax.get_visible():
-                continue
-            ax.apply_aspect()  # an image's axes shrink to its aspect when drawn: measure the box it will have
-            box = ax.get_window_extent(renderer)
-            for title in (ax.title, getattr(ax, "_left_title", None), getattr(ax, "_right_title", None)):
-                if title is not None and title.get_visible():
-                    changed |= _wrap_to(title, box.width, renderer)
-            if ax.xaxis.label.get_visible():
-                changed |= _wrap_to(ax.xaxis.label, box.width, renderer)
-            if ax.yaxis.label.get_visible():
-                changed |= _wrap_to(ax.yaxis.label, box.height, renderer)
-        suptitle = getattr(figure, "_suptitle", None)
-        if suptitle is not None and suptitle.get_visible():
-            changed |= _wrap_to(suptitle, 0.98 * figure.bbox.width, renderer)
-        if engine is None or (not changed and step >= 1):
-            break
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for step in range(4):
+            if engine is not None:
+                engine.execute(figure)
+            changed = False
+            for text, width in _fit_targets(figure, renderer):
+                if _wrap_to(text, width, renderer):
+                    changed = True
+                    touched.append(text)
+            if engine is None or (not changed and step >= 1):
+                break
+    if any("not applied" in str(w.message) for w in caught):
+        # More text than the figure can hold even wrapped (the layout gave up): leave the text as
+        # written, so the figure draws as it would without posviz; the fit check reports it.
+        for text in dict.fromkeys(touched):
+            text.set_text(text._posviz_unwrapped)
+            text._posviz_wrapped = None
+
+
+def _fit_targets(figure, renderer):
+    """(text, width in pixels) of every title and axis label of ``figure`` to wrap, and the suptitle."""
+    for ax in figure.axes:
+        if not ax.get_visible():
+            continue
+        # The axes' place in the layout (before an image's fixed aspect shrinks it): wrapping to
+        # the shrunk box would feed back (taller titles, smaller image, narrower box, ...).
+        box = ax.get_position(original=True).transformed(figure.transSubfigure)
+        for title in (ax.title, getattr(ax, "_left_title", None), getattr(ax, "_right_title", None)):
+            if title is not None and title.get_visible():
+                yield title, box.width
+        if ax.xaxis.label.get_visible():
+            yield ax.xaxis.label, box.width
+        if ax.yaxis.label.get_visible():
+            yield ax.yaxis.label, box.height
+    suptitle = getattr(figure, "_suptitle", None)
+    if suptitle is not None and suptitle.get_visible():
+        yield suptitle, 0.98 * figure.bbox.width
 
 
 def _install_figure_fitting() -> None:
