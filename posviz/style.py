@@ -382,9 +382,11 @@ def _fit_targets(figure, renderer):
         # The axes' place in the layout (before an image's fixed aspect shrinks it): wrapping to
         # the shrunk box would feed back (taller titles, smaller image, narrower box, ...).
         box = ax.get_position(original=True).transformed(figure.transSubfigure)
+        ax.apply_aspect()  # a title sits over the drawn box (an image's, narrower), next to a colorbar's ticks
+        drawn = ax.get_position(original=False).transformed(figure.transSubfigure)
         for title in (ax.title, getattr(ax, "_left_title", None), getattr(ax, "_right_title", None)):
             if title is not None and title.get_visible():
-                yield title, box.width
+                yield title, min(box.width, drawn.width)
         if ax.xaxis.label.get_visible():
             yield ax.xaxis.label, box.width
         if ax.yaxis.label.get_visible():
