@@ -66,7 +66,16 @@ from .rope_scaling import (
     yarn_attention_factor,
     yarn_correction_range,
 )
-from .style import get_language, seed_everything, set_language, setup, t, use_korean_font
+from .style import (
+    get_language,
+    plain_log_ticks,
+    seed_everything,
+    set_language,
+    setup,
+    t,
+    use_korean_font,
+    wrap_text,
+)
 from .t5 import (
     T5_MAX_DISTANCE,
     T5_NUM_BUCKETS,
@@ -88,6 +97,8 @@ __all__ = [
     "set_language",
     "get_language",
     "t",
+    "plain_log_ticks",
+    "wrap_text",
     # data
     "data_dir",
     "load_sentences",

@@ -7,7 +7,9 @@ Every notebook starts with ``posviz.setup(lang=...)``. It
 3. picks a font that can draw Hangul (:func:`use_korean_font`) and keeps a proper
    minus sign (U+2212) on negative tick labels;
 4. sets the language of figure text (:func:`set_language`, read by :func:`t`);
-5. prints the versions that matter.
+5. makes every figure fit its text at draw time (:func:`fit_figure_text`): long titles and
+   labels wrap to their axes, log axes read 2, 4, 8 or 10, 20, 50 instead of 2×10¹;
+6. prints the versions that matter.
 """
 
 from __future__ import annotations
@@ -25,6 +27,9 @@ from . import _textlog
 
 __all__ = [
     "LANGUAGES",
+    "fit_figure_text",
+    "plain_log_ticks",
+    "wrap_text",
     "get_language",
     "seed_everything",
     "set_language",
@@ -54,8 +59,7 @@ _HANGUL_PROBE = "가각한글위치인코딩"
 _LATIN_FALLBACK = "DejaVu Sans"  # ships with matplotlib; has U+2212 MINUS SIGN and math glyphs
 
 _language = "both"
-
-
+_fitting_installed = False
 
 def seed_everything(seed: int) -> None:
     """Seed Python's ``random``, numpy's global generator and torch (CPU and CUDA).
@@ -180,6 +184,240 @@ def t(ko: str, en: str, *, sep: str = " · ") -> str:
     return f"{ko}{sep}{en}"
 
 
+# --- figures that fit their text ---------------------------------------------------------------
+
+_MATH_OR_WORD = None  # compiled on first use (keeps ``import posviz`` light)
+
+
+def _words(line: str) -> list[str]:
+    """``line`` cut at spaces outside ``$…$`` mathtext (a formula is never broken)."""
+    import re
+
+    global _MATH_OR_WORD
+    if _MATH_OR_WORD is None:
+        _MATH_OR_WORD = re.compile(r"(?:\$[^$]*\$|[^\s$])+")
+    return _MATH_OR_WORD.findall(line)
+
+
+def wrap_text(text: str, width: float, measure) -> str:
+    """``text`` broken into lines no wider than ``width`` where it can be.
+
+    ``measure(line)`` gives a line's width in the unit of ``width`` (e.g. pixels). Lines that fit
+    are kept; a line that does not is first cut at the bilingual separator " · " (Korean above,
+    English below), then each part is filled word by word. A word (or formula) wider than
+    ``width`` stays on a line of its own. Existing line breaks are kept.
+
+    Raises:
+        ValueError: if ``width`` is not positive.
+    """
+    if not width > 0:
+        raise ValueError(f"width must be positive, got {width!r}")
+    out = []
+    for line in text.split("\n"):
+        if measure(line) <= width:
+            out.append(line)
+            continue
+        for part in line.split(" · ") if " · " in line else [line]:
+            current = ""
+            for word in _words(part):
+                candidate = f"{current} {word}" if current else word
+                if current and measure(candidate) > width:
+                    out.append(current)
+                    current = word
+                else:
+                    current = candidate
+            out.append(current)
+    return "\n".join(out)
+
+
+def _plain_number(value: float) -> str:
+    """A tick value as a plain number: 2, 20, 0.5, 1000 (no 2×10¹); ``None`` outside 10⁻³…10⁵."""
+    if value == 0 or not 1e-3 <= abs(value) < 1e5:
+        return None
+    text = f"{value:.6g}"
+    return text.replace("-", "\N{MINUS SIGN}")
+
+
+def plain_log_ticks(ax, axis: str = "both", *, only_default: bool = False) -> None:
+    """Label the log-scaled ``axis`` (``"x"``, ``"y"`` or ``"both"``) of ``ax`` with plain numbers.
+
+    Matplotlib writes log ticks as ``10¹`` and, on an axis spanning less than a decade or two, the
+    minor ticks as ``2×10¹``; this keeps matplotlib's choice of which ticks get a label and
+    writes each as ``2``, ``20``, ``50``, ``1000`` (values from 10⁻³ to 10⁵; others keep the power
+    form). Linear axes are left alone. :func:`setup` applies it at draw time to every log axis
+    that still has matplotlib's default labels (``only_default=True``: a formatter a notebook set
+    itself is kept).
+
+    Raises:
+        ValueError: for an ``axis`` other than ``"x"``, ``"y"``, ``"both"``.
+    """
+    from ._checks import check_choice
+
+    check_choice("axis", axis, ("x", "y", "both"))
+    for name in ("x", "y") if axis == "both" else (axis,):
+        target = getattr(ax, f"{name}axis")
+        if target.get_scale() != "log":
+            continue
+        for setter, getter in (
+            (target.set_major_formatter, target.get_major_formatter),
+            (target.set_minor_formatter, target.get_minor_formatter),
+        ):
+            current = getter()
+            if isinstance(current, _PlainLogFormatter()):
+                continue
+            if only_default and type(current).__name__ != "LogFormatterSciNotation":
+                continue
+            setter(_plain_formatter(current))
+
+
+_PLAIN_CLASS = None
+
+
+def _PlainLogFormatter():
+    """The formatter class (made on first use, so that ``import posviz`` does not load matplotlib)."""
+    global _PLAIN_CLASS
+    if _PLAIN_CLASS is None:
+        from matplotlib.ticker import LogFormatterSciNotation
+
+        class PlainLogFormatter(LogFormatterSciNotation):
+            """Matplotlib's log labels (which ticks, which minor ticks), each written as a plain number."""
+
+            def __call__(self, x, pos=None):
+                label = super().__call__(x, pos)
+                if not label:
+                    return label
+                return _plain_number(x) or label
+
+        _PLAIN_CLASS = PlainLogFormatter
+    return _PLAIN_CLASS
+
+
+def _plain_formatter(current):
+    from matplotlib.ticker import LogFormatter
+
+    cls = _PlainLogFormatter()
+    if isinstance(current, LogFormatter):
+        return cls(
+            base=current._base,
+            labelOnlyBase=current.labelOnlyBase,
+            minor_thresholds=current.minor_thresholds,
+            linthresh=getattr(current, "_linthresh", None),
+        )
+    return cls()
+
+
+def _wrap_to(text, width: float, renderer) -> bool:
+    """Wrap one matplotlib ``Text`` to ``width`` display pixels (along its own direction); True if
+    its text changed."""
+    original = getattr(text, "_posviz_unwrapped", None)
+    if original is None or text.get_text() != getattr(text, "_posviz_wrapped", None):
+        original = text.get_text()  # first time, or the text was changed since it was wrapped
+    if not original.strip() or width <= 0:
+        return False
+
+    prop = text.get_fontproperties()
+
+    def measure(line: str) -> float:
+        if not line:
+            return 0.0
+        clean, ismath = text._preprocess_math(line)
+        return renderer.get_text_width_height_descent(clean, prop, ismath=ismath)[0]
+
+    wrapped = wrap_text(original, width, measure)
+    text._posviz_unwrapped, text._posviz_wrapped = original, wrapped
+    if wrapped == text.get_text():
+        return False
+    text.set_text(wrapped)
+    return True
+
+
+def fit_figure_text(figure, renderer=None) -> None:
+    """Make ``figure``'s text fit before it is drawn (called by every draw once :func:`setup` ran).
+
+    * Titles and x labels wrap to their axes' width, y labels (colorbar labels too) to their
+      axes' height, the suptitle to the figure's width (:func:`wrap_text`: a bilingual
+      "한국어 · English" breaks at its separator first). The layout engine (constrained layout,
+      on by default) runs first, so the widths are the final ones, and again when drawing, so
+      the wrapped lines get their room.
+    * Log axes that still carry matplotlib's default labels read plain numbers
+      (:func:`plain_log_ticks`).
+
+    The text is re-wrapped from its original on every draw, so resizing a figure re-flows it.
+    """
+    if renderer is None:
+        renderer = figure.canvas.get_renderer()
+    for ax in figure.axes:
+        plain_log_ticks(ax, only_default=True)
+    import warnings
+
+    engine = figure.get_layout_engine()
+    touched = []
+    # Wrapped titles take height from the axes, which may call for more wrapping; and constrained
+    # layout (colorbars, images with a fixed aspect) settles only on its second pass.
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for step in range(4):
+            if engine is not None:
+                engine.execute(figure)
+            changed = False
+            for text, width in _fit_targets(figure, renderer):
+                if _wrap_to(text, width, renderer):
+                    changed = True
+                    touched.append(text)
+            if engine is None or (not changed and step >= 1):
+                break
+    if any("not applied" in str(w.message) for w in caught):
+        # More text than the figure can hold even wrapped (the layout gave up): leave the text as
+        # written, so the figure draws as it would without posviz; the fit check reports it.
+        for text in dict.fromkeys(touched):
+            text.set_text(text._posviz_unwrapped)
+            text._posviz_wrapped = None
+
+
+def _fit_targets(figure, renderer):
+    """(text, width in pixels) of every title and axis label of ``figure`` to wrap, and the suptitle."""
+    for ax in figure.axes:
+        if not ax.get_visible():
+            continue
+        # The axes' place in the layout (before an image's fixed aspect shrinks it): wrapping to
+        # the shrunk box would feed back (taller titles, smaller image, narrower box, ...).
+        box = ax.get_position(original=True).transformed(figure.transSubfigure)
+        ax.apply_aspect()  # a title sits over the drawn box (an image's, narrower), next to a colorbar's ticks
+        drawn = ax.get_position(original=False).transformed(figure.transSubfigure)
+        for title in (ax.title, getattr(ax, "_left_title", None), getattr(ax, "_right_title", None)):
+            if title is not None and title.get_visible():
+                yield title, min(box.width, drawn.width)
+        if ax.xaxis.label.get_visible():
+            yield ax.xaxis.label, box.width
+        if ax.yaxis.label.get_visible():
+            yield ax.yaxis.label, box.height
+    suptitle = getattr(figure, "_suptitle", None)
+    if suptitle is not None and suptitle.get_visible():
+        yield suptitle, 0.98 * figure.bbox.width
+
+
+def _install_figure_fitting() -> None:
+    """Run :func:`fit_figure_text` at the start of every figure draw (once per process)."""
+    global _fitting_installed
+    if _fitting_installed:
+        return
+    _fitting_installed = True
+    from matplotlib.figure import Figure
+
+    original_draw = Figure.draw
+
+    def draw(figure, renderer):
+        if not getattr(figure, "_posviz_fitting", False):
+            figure._posviz_fitting = True  # a layout engine may draw again inside: fit once
+            try:
+                fit_figure_text(figure, renderer)
+            finally:
+                figure._posviz_fitting = False
+        return original_draw(figure, renderer)
+
+    Figure.draw = draw
+
+
 def setup(lang: str = "both", seed: int = 0, *, torch_threads: int | None = 1, quiet: bool = False) -> None:
     """Prepare a notebook: seed, plot style, Korean font, figure language; print versions.
 
@@ -218,6 +456,7 @@ def setup(lang: str = "both", seed: int = 0, *, torch_threads: int | None = 1, q
     # The seaborn theme resets fonts, so it comes before the Korean font.
     sns.set_theme(context="notebook", style="whitegrid", palette="colorblind", font_scale=1.1)
     font = use_korean_font()
+    _install_figure_fitting()
     mpl.rcParams.update(
         {
             "figure.figsize": (10.0, 5.6),  # 16:9-friendly

@@ -381,3 +381,18 @@ def test_figure_language_check_reads_both_halves_of_each_t_call():
     assert any("English figure text '값만' has Hangul" in p for p in problems)
     assert any("outside posviz.t() has English ['shift']" in p for p in problems)
     assert any("outside posviz.t() has Hangul" in p and "'그림'" in p for p in problems)
+
+
+def test_a_narrowed_deck_build_links_only_to_decks_that_exist(executed_edition, tmp_path):
+    """``tools/slides.py --lang en 00`` writes one deck: its link to deck 01 becomes plain text."""
+    path, _ = executed_edition
+    (deck,) = slides.write_decks({"en": [path]}, tmp_path, reveal_prefix=slides.CDN_PREFIX)
+    html = deck.read_text(encoding="utf-8")
+    assert 'class="not-built"' in html, "the link to the next deck, which was not built, is plain text"
+    assert not re.search(r'href="\d\d[a-z]?_\w+\.slides\.html"', html)
+    assert website.dead_links(tmp_path) == []
+    # once the next deck exists, a later build links to it
+    following = tmp_path / "en" / f"{NOTEBOOKS[1].stem}.slides.html"
+    following.write_text("<html></html>", encoding="utf-8")
+    (deck,) = slides.write_decks({"en": [path]}, tmp_path, reveal_prefix=slides.CDN_PREFIX)
+    assert f'href="{following.name}"' in deck.read_text(encoding="utf-8")

@@ -302,3 +302,100 @@ def test_the_render_check_sees_the_old_failures():
         for line in lines:
             nb = new_notebook(cells=[new_markdown_cell(line)])
             assert _edition_problems(nb, lang), (lang, line)
+
+
+# --- the code of a one-language edition speaks one language ------------------------------------
+
+
+def _string_literals(code: str):
+    """(line, text) of every string literal of ``code``; an f-string's literal parts joined, its
+    replacement fields as a space. IPython ``%``/``!`` lines are skipped."""
+    import ast
+
+    tree = ast.parse(editions._MAGIC.sub(lambda m: m.group(1) + "#", code))
+    parts = {id(v) for node in ast.walk(tree) if isinstance(node, ast.JoinedStr) for v in node.values}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.JoinedStr):
+            yield node.lineno, "".join(v.value if isinstance(v, ast.Constant) else " " for v in node.values)
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in parts:
+            yield node.lineno, node.value
+
+
+def _two_language_code(code: str, lang: str) -> list[str]:
+    """Lines of a code cell that still speak both languages: a ``posviz.t`` call the edition
+    builder should have resolved, or a string "한국어 … · English …" (a bilingual message)."""
+    import ast
+
+    lines = code.splitlines()
+    problems = []
+    tree = ast.parse(editions._MAGIC.sub(lambda m: m.group(1) + "#", code))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and editions._resolvable(node):
+            problems.append(f"posviz.t() left unresolved: {lines[node.lineno - 1].strip()[:100]!r}")
+    for number, text in _string_literals(code):
+        pieces = text.split(languages.SEP)
+        korean = [p for p in pieces if HANGUL.search(p)]
+        english = [p for p in pieces if not HANGUL.search(p) and len(re.findall(r"[A-Za-z]{2,}", p)) >= 2]
+        if korean and english:
+            problems.append(f"a bilingual string: {lines[number - 1].strip()[:100]!r}")
+    return problems
+
+
+@pytest.mark.parametrize("lang", languages.ONE_LANGUAGE)
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_edition_code_speaks_one_language(path, lang):
+    source = nbformat.read(path, as_version=4)
+    edition = editions.make_edition(source, lang, path.name)
+    problems = [
+        f"cell {index}: {problem}"
+        for index, cell in enumerate(edition.cells)
+        if cell.cell_type == "code"
+        for problem in _two_language_code(cell.source, lang)
+    ]
+    assert not problems, "\n".join(problems)
+    if lang == "en":  # the English edition's t() calls all chose English
+        code = "\n".join(c.source for c in edition.cells if c.cell_type == "code")
+        assert "posviz.t(\"" not in code and "posviz.t(f\"" not in code
+    # the bilingual source itself still had both languages (the check is not vacuous)
+    both = [p for c in source.cells if c.cell_type == "code" for p in _two_language_code(c.source, lang)]
+    assert both or "posviz.t(" not in "".join(c.source for c in source.cells if c.cell_type == "code")
+
+
+def test_one_language_code_resolves_literal_t_calls_and_keeps_the_rest():
+    code = (
+        'ax.set_title(posviz.t("두 \'bank\' 위치", "two \'bank\'s", sep="\\n"))\n'
+        "%matplotlib inline\n"
+        "lab = posviz.t(\n"
+        '    f"헤드 {h}"\n'
+        '    " 평균",\n'
+        '    f"head {h}"\n'
+        '    " mean",\n'
+        ")\n"
+        'u = posviz.t("가" if c else "나", "a" if c else "b") + "x"\n'
+        'v = posviz.t(f"{step(x)}개", f"{step(x)} items")\n'  # a call that may change state: kept
+        'w = t("가", "a")\n'  # a bare t may be anything
+        'sentence = "나는 학교에 간다"\n'
+    )
+    english = editions.one_language_code(code, "en")
+    assert english.splitlines()[0] == "ax.set_title(\"two 'bank's\")"
+    assert '%matplotlib inline\nlab = (f"head {h}"\n    " mean")\n' in english
+    assert 'u = ("a" if c else "b") + "x"' in english
+    assert 'v = posviz.t(f"{step(x)}개", f"{step(x)} items")' in english
+    assert 'w = t("가", "a")' in english and 'sentence = "나는 학교에 간다"' in english
+    korean = editions.one_language_code(code, "ko")
+    assert korean.splitlines()[0] == "ax.set_title(\"두 'bank' 위치\")" and 'u = ("가" if c else "나") + "x"' in korean
+    assert editions.one_language_code("x = (", "en") == "x = (", "code that does not parse is kept"
+    for lang, text in (("ko", korean), ("en", english)):
+        namespace = {"c": True, "h": 3}
+        exec(compile("\n".join(line for line in text.splitlines()[2:5]), "<cell>", "exec"), namespace)
+        assert namespace["lab"] == {"ko": "헤드 3 평균", "en": "head 3 mean"}[lang]
+    with pytest.raises(ValueError, match="lang must be one of"):
+        editions.one_language_code(code, "both")
+
+
+def test_a_bare_t_is_resolved_only_where_the_notebook_imports_it_from_posviz():
+    setup = new_code_cell(nbtemplate.setup_code())
+    cells = [new_markdown_cell("# t"), setup, new_code_cell("from posviz import plots, t"), new_code_cell('x = t("가", "a")')]
+    assert editions.make_edition(new_notebook(cells=cells), "en").cells[3].source == 'x = "a"'
+    cells[2] = new_code_cell("t = torch.arange(3)")
+    assert editions.make_edition(new_notebook(cells=cells), "en").cells[3].source == 'x = t("가", "a")'

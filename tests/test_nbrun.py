@@ -69,3 +69,16 @@ def test_a_hanging_cell_fails_at_the_timeout():
     with pytest.raises(CellTimeoutError):
         execute(NOTEBOOKS / "hang.ipynb", timeout=3, notebook=nb)
     assert time.perf_counter() - start < 30
+
+
+def test_cell_profile_reads_the_kernel_timestamps():
+    from nbformat.v4 import new_code_cell, new_notebook
+
+    from tools.nbrun import cell_profile
+
+    cells = [new_code_cell("fast = 1"), new_code_cell("slow = 2\nmore"), new_code_cell("never run")]
+    stamps = [("2026-01-01T00:00:00.000Z", "2026-01-01T00:00:00.500Z"), ("2026-01-01T00:00:01Z", "2026-01-01T00:00:04.25Z")]
+    for cell, (busy, reply) in zip(cells, stamps):
+        cell.metadata["execution"] = {"iopub.status.busy": busy, "shell.execute_reply": reply}
+    profile = cell_profile(new_notebook(cells=cells), top=5)
+    assert [(i, round(s, 2), first) for i, s, first in profile] == [(1, 3.25, "slow = 2"), (0, 0.5, "fast = 1")]

@@ -1,5 +1,5 @@
-"""Run every notebook top to bottom in a fresh kernel; fail on an error, on any warning, or on
-figure text in the wrong language.
+"""Run every notebook top to bottom in a fresh kernel; fail on an error, on any warning, on
+figure text in the wrong language, or on figure text that leaves its figure or overlaps other text.
 
 The run is the bilingual one (``lang="both"``). With ``POSVIZ_FIGURE_TEXT`` set, ``posviz.setup``
 logs every ``posviz.t(ko, en)`` call and every text drawn in a figure, and ``tools/textcheck.py``
@@ -30,3 +30,5 @@ def test_notebook_runs_clean(path, tmp_path, monkeypatch):
         assert any(r["kind"] == "text" for r in records), "figures were drawn but none was logged"
     problems = textcheck.figure_language_problems(records)
     assert not problems, "figure text in the wrong language:\n" + "\n".join(problems)
+    problems = textcheck.figure_fit_problems(records)
+    assert not problems, "figure text off the figure or over other text:\n" + "\n".join(problems)

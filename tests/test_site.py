@@ -200,3 +200,16 @@ def test_editions_run_in_parallel_and_are_reused_until_the_notebook_changes(tmp_
     assert nbformat.read(out / "en" / source.name, as_version=4).cells[-1].outputs[0]["text"] == "2\n"
     with pytest.raises(ValueError, match="jobs must be >= 1"):
         website.execute_editions(("en",), out=out, jobs=0)
+
+
+def test_data_page_tables_start_with_their_first_row(tmp_path):
+    """data/README.md writes key-value tables with an empty header (``| | |``): the page drops it."""
+    page = website.write_data_page(tmp_path).read_text(encoding="utf-8")
+    tables = re.findall(r"<table>(.*?)</table>", page, flags=re.S)
+    assert len(tables) >= 3
+    for table in tables:
+        first = re.search(r"<tr>(.*?)</tr>", table, flags=re.S).group(1)
+        assert re.sub(r"<[^>]+>|\s", "", first), "the first row of a table is not empty"
+    assert website._without_empty_table_heads(
+        "<table>\n<thead>\n<tr>\n  <th>a</th>\n  <th></th>\n</tr>\n</thead>"
+    ).count("<thead>") == 1, "a header with text stays"

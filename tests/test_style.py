@@ -126,3 +126,139 @@ def test_figure_text_log_records_t_calls_and_drawn_text(tmp_path):
     assert len(log.read_text(encoding="utf-8").splitlines()) == len(records)
     with pytest.raises(TypeError):
         _textlog.enable_figure_text_log(3)
+
+
+# --- figures that fit their text ----------------------------------------------------------------
+
+
+def test_wrap_text_breaks_at_the_separator_then_between_words():
+    measure = len  # one unit per character
+    assert posviz.wrap_text("short", 10, measure) == "short"
+    assert posviz.wrap_text("위치 (토큰) · position (tokens)", 20, measure) == "위치 (토큰)\nposition (tokens)"
+    assert posviz.wrap_text("one two three four five", 9, measure) == "one two\nthree\nfour five"
+    assert posviz.wrap_text("angle $\\theta_i m$ grows fast", 12, measure) == "angle\n$\\theta_i m$\ngrows fast"
+    assert posviz.wrap_text("first\nsecond line here", 11, measure) == "first\nsecond line\nhere"
+    assert posviz.wrap_text("unbreakable", 4, measure) == "unbreakable"
+    with pytest.raises(ValueError, match="width must be positive"):
+        posviz.wrap_text("x", 0, measure)
+
+
+def _drawn_figure(build):
+    """A figure built by ``build(fig)``, drawn once (Agg); the figure."""
+    posviz.setup(lang="both", quiet=True)
+    fig = plt.figure(figsize=(10, 5.6))
+    build(fig)
+    fig.canvas.draw()
+    return fig
+
+
+def test_long_titles_and_labels_wrap_to_their_axes_and_stay_on_the_figure():
+    long_ko, long_en = "아주 긴 한국어 제목은 축의 너비에 맞춰 줄이 바뀝니다", "a long English title wraps to the width of its axes"
+
+    def build(fig):
+        for ax in fig.subplots(1, 2):
+            ax.set_title(posviz.t(long_ko, long_en))
+            ax.set_ylabel(posviz.t("어텐션 가중치 (헤드 평균, 학습 뒤)", "attention weight (mean over heads, after training)"))
+        fig.suptitle(posviz.t(long_ko + " 그리고 더 길게", long_en + " and longer still"))
+
+    fig = _drawn_figure(build)
+    renderer = fig.canvas.get_renderer()
+    canvas = fig.bbox
+    texts = [*(ax.title for ax in fig.axes), *(ax.yaxis.label for ax in fig.axes), fig._suptitle]
+    for text in texts:
+        assert "\n" in text.get_text(), text.get_text()
+        box = text.get_window_extent(renderer)
+        assert box.x0 >= -1 and box.y0 >= -1 and box.x1 <= canvas.x1 + 1 and box.y1 <= canvas.y1 + 1, text.get_text()
+    left, right = (ax.title.get_window_extent(renderer) for ax in fig.axes)
+    assert left.x1 <= right.x0, "neighbouring titles do not overlap"
+    assert fig.axes[0].get_title().split("\n")[0] == long_ko.split(" 줄이")[0] or fig.axes[0].get_title().startswith("아주")
+    # changing the text later is honoured: the new text is wrapped from scratch
+    fig.axes[0].set_title("short")
+    fig.canvas.draw()
+    assert fig.axes[0].get_title() == "short"
+    plt.close(fig)
+
+
+def test_log_axes_read_plain_numbers():
+    def build(fig):
+        a, b, c = fig.subplots(1, 3)
+        a.set_xscale("log")
+        a.plot([20, 30, 50], [1, 2, 3])  # less than a decade: matplotlib labels minor ticks 2×10¹
+        b.set_yscale("log", base=2)
+        b.plot([1, 2], [2, 64])
+        c.set_xscale("log")
+        c.plot([1e-6, 1e-3], [0, 1])
+        c.xaxis.set_major_formatter(matplotlib.ticker.LogFormatterMathtext())  # set by hand: kept
+
+    fig = _drawn_figure(build)
+    a, b, c = fig.axes
+    labels = [t.get_text() for t in (*a.get_xticklabels(), *a.get_xticklabels(minor=True)) if t.get_text()]
+    assert labels and all("\\times" not in label and "$" not in label for label in labels), labels
+    assert {"20", "30"} <= set(labels), labels
+    assert [t.get_text() for t in b.get_yticklabels() if t.get_text()][:3] == ["2", "4", "8"] or all(
+        t.get_text().isdigit() for t in b.get_yticklabels() if t.get_text()
+    )
+    assert any("$" in t.get_text() for t in c.get_xticklabels() if t.get_text()), "a formatter set by hand stays"
+    plt.close(fig)
+    with pytest.raises(ValueError, match="axis must be one of"):
+        posviz.plain_log_ticks(a, axis="z")
+
+
+def test_figure_fit_check_finds_text_off_the_figure_and_text_over_text():
+    from tools import textcheck
+
+    canvas = [0, 0, 600, 350]
+
+    def text(content, extent, draw="1", role="text"):
+        return {"kind": "text", "text": content, "where": "fig", "draw": draw, "extent": extent, "figure": canvas, "role": role}
+
+    records = [
+        text("cut y label", [-3, -20, 12, 370], role="ylabel"),
+        text("10", [100, 5, 115, 18], role="xtick"),
+        text("20", [113, 5, 128, 18], role="xtick"),  # touches "10"
+        text("30", [150, 5, 165, 18], role="xtick"),
+        text("title", [200, 320, 400, 345], role="title"),
+        text("legend entry", [380, 300, 450, 330], role="legend"),  # under the title
+        text("title", [200, 320, 400, 345], role="title"),  # drawn twice: one text
+        text("10", [100, 5, 115, 18], draw="2", role="xtick"),  # another draw: compared only with its own
+        text("edge", [590, 10, 601, 20]),  # within the tolerance
+        {"kind": "text", "text": "old record", "where": "fig"},
+    ]
+    problems = textcheck.figure_fit_problems(records)
+    assert problems == [
+        "fig: legend 'legend entry' overlaps title 'title'",
+        "fig: xtick '10' overlaps xtick '20'",
+        "fig: ylabel 'cut y label' runs off the figure (left, bottom, top)",
+    ], problems
+
+
+def test_image_axes_and_tight_saving_keep_every_text_on_the_figure(tmp_path):
+    """Square images shrink their axes when drawn, and ``bbox_inches="tight"`` (Jupyter's inline
+    figures) draws twice, the second time without layout: both draws must wrap the same way."""
+    from posviz import _textlog
+    from tools import textcheck
+
+    log = tmp_path / "log.jsonl"
+    posviz.setup(lang="both", quiet=True)
+    _textlog.enable_figure_text_log(log)
+    try:
+        fig, axes = plt.subplots(1, 3, figsize=(14, 4.6))
+        for ax in axes:
+            image = ax.imshow(np.zeros((20, 20)), vmin=0, vmax=1)
+            ax.set_title(posviz.t("모델 자신", "the model itself"))
+            ax.set_xlabel(posviz.t("키 위치 (토큰)", "key position (token)"))
+        axes[0].set_ylabel(posviz.t("쿼리 위치 (토큰)", "query position (token)"))
+        fig.colorbar(image, ax=axes, label=posviz.t("어텐션 가중치", "attention weight"), shrink=0.85)
+        fig.suptitle(posviz.t("0층 0번 헤드: 반쪽 배치는 모델과 같고, 교차 배치는 다릅니다", "Layer 0, head 0: the half layout matches the model"))
+        fig.savefig(tmp_path / "figure.png", bbox_inches="tight")
+        plt.close(fig)
+    finally:
+        _textlog.enable_figure_text_log(None)
+    records = textcheck.read_figure_text_log(log)
+    assert len({r["draw"] for r in records if r["kind"] == "text"}) >= 2, "saved with a tight box: drawn twice"
+    assert textcheck.figure_fit_problems(records) == []
+    draws = {}
+    for record in records:
+        if record["kind"] == "text":
+            draws.setdefault(record["draw"], []).append(record["shown"])
+    assert len({tuple(sorted(texts)) for texts in draws.values()}) == 1, "both draws show the same wrapped text"

@@ -9,7 +9,9 @@ languages (code, figures, untagged cells) and the prose cells tagged with its ow
 edition's language from the course table (``tools/course_table.py``); in other untagged markdown,
 such as ``## 3. 사인파 위치 인코딩 · Sinusoidal positional encoding``, it keeps its own side of
 each line, split at the top-level " · " that a CommonMark parser finds (never inside link text,
-emphasis, code or math). The setup cell calls
+emphasis, code or math). In code cells every ``posviz.t("한국어", "English")`` call whose
+arguments can be dropped safely (literals, f-strings of plain values) becomes the edition's
+argument (:func:`one_language_code`), so the code speaks one language too. The setup cell calls
 ``posviz.setup(lang="ko")`` or ``lang="en"`` so that figure text follows the edition, and the
 slide metadata is derived again for the one-language notebook. Editions are written without
 outputs; ``tools/website.py`` executes them for the website.
@@ -18,6 +20,7 @@ outputs; ``tools/website.py`` executes them for the website.
 from __future__ import annotations
 
 import argparse
+import ast
 import copy
 import re
 import sys
@@ -176,6 +179,103 @@ def one_language_line(line: str, lang: str) -> str | None:
     return _split_line(line, _top_level_separators(line), lang)
 
 
+# --- code cells: posviz.t(...) resolved ------------------------------------------------------------
+
+#: Functions and methods an f-string may call inside a dropped ``t()`` argument: they read values
+#: and change nothing, so not evaluating them changes no state.
+_PURE_CALLS = frozenset(
+    "abs float format int len max mean min repr round str sum type item tolist".split()
+)
+_MAGIC = re.compile(r"^(\s*)[%!]", re.MULTILINE)
+
+
+_IMPORTS_T = re.compile(r"^\s*from\s+posviz(?:\.style)?\s+import\s+[^#\n]*\bt\b(?!\s+as)", re.MULTILINE)
+
+
+def _is_t(func: ast.expr, bare: bool = False) -> bool:
+    """``posviz.t`` or ``posviz.style.t``; a bare ``t`` only if ``bare`` (the notebook imports it
+    from posviz: elsewhere ``t`` may be anything, a tensor or a loop variable)."""
+    if bare and isinstance(func, ast.Name) and func.id == "t":
+        return True
+    if not isinstance(func, ast.Attribute) or func.attr != "t":
+        return False
+    owner = func.value
+    if isinstance(owner, ast.Attribute) and owner.attr == "style":
+        owner = owner.value
+    return isinstance(owner, ast.Name) and owner.id == "posviz"
+
+
+def _droppable(node: ast.expr) -> bool:
+    """True if not evaluating ``node`` changes nothing: strings, f-strings, names, attributes,
+    subscripts, arithmetic, comparisons and conditionals over them, and calls of :data:`_PURE_CALLS`."""
+    for child in ast.walk(node):
+        if isinstance(child, ast.Call):
+            func = child.func
+            name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
+            if name not in _PURE_CALLS:
+                return False
+        elif isinstance(child, (ast.NamedExpr, ast.Lambda, ast.Await, ast.Yield, ast.YieldFrom)) or isinstance(
+            child, (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
+        ):
+            return False
+    return True
+
+
+def _resolvable(call: ast.Call, bare: bool = False) -> bool:
+    """A ``posviz.t(ko, en)`` call (``sep=`` a literal, if given) whose two arguments are text that
+    can be evaluated alone: each a string, an f-string or an expression that :func:`_droppable` allows."""
+    if not _is_t(call.func, bare) or len(call.args) != 2 or any(isinstance(a, ast.Starred) for a in call.args):
+        return False
+    if any(k.arg != "sep" or not isinstance(k.value, ast.Constant) for k in call.keywords):
+        return False
+    return all(_droppable(arg) for arg in call.args)
+
+
+def _offset(lines: list[str], line: int, column: int) -> int:
+    """Character offset in the joined ``lines`` of ``ast``'s (1-based line, UTF-8 byte column)."""
+    before = sum(len(text) for text in lines[: line - 1])
+    return before + len(lines[line - 1].encode("utf-8")[:column].decode("utf-8"))
+
+
+def one_language_code(code: str, lang: str, *, bare_t: bool = False) -> str:
+    """A code cell's source with each resolvable ``posviz.t(ko, en)`` call replaced by its ``lang``
+    argument as written (``label=posviz.t("사인", "sine")`` → ``label="sine"`` in English).
+
+    The source is parsed with :mod:`ast` (IPython ``%`` and ``!`` lines are masked for the parse);
+    a call is replaced only when dropping the other argument cannot change what the cell does
+    (:func:`_resolvable`); others, such as ``posviz.t(ko, en)`` over names, stay and pick the
+    language at run time. A bare ``t(...)`` counts only with ``bare_t=True`` (the notebook runs
+    ``from posviz import t``). Code that does not parse is returned unchanged. Everything else in
+    the cell (Korean data strings, comments) is kept as it is.
+    """
+    if lang not in ONE_LANGUAGE:
+        raise ValueError(f"lang must be one of {ONE_LANGUAGE}, got {lang!r}")
+    if "t(" not in code:
+        return code
+    pick = 0 if lang == "ko" else 1
+    while True:
+        try:
+            tree = ast.parse(_MAGIC.sub(lambda m: m.group(1) + "#", code))
+        except SyntaxError:
+            return code
+        calls = [node for node in ast.walk(tree) if isinstance(node, ast.Call) and _resolvable(node, bare_t)]
+        if not calls:
+            return code
+        call = calls[0]  # outermost first (ast.walk is breadth-first); parse again after each change
+        parents = {child: node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
+        lines = code.splitlines(keepends=True)
+        start = _offset(lines, call.lineno, call.col_offset)
+        end = _offset(lines, call.end_lineno, call.end_col_offset)
+        chosen = call.args[pick]
+        first = _offset(lines, chosen.lineno, chosen.col_offset)
+        kept = code[first : _offset(lines, chosen.end_lineno, chosen.end_col_offset)]
+        atom = isinstance(chosen, (ast.Constant, ast.JoinedStr, ast.Name, ast.Attribute, ast.Subscript, ast.Call))
+        alone = isinstance(parents.get(call), (ast.Call, ast.keyword, ast.Assign, ast.Expr, ast.Return))
+        if "\n" in kept or not (atom or alone):
+            kept = f"({kept})"  # one expression as before: strings joined over lines, "a" if c else "b"
+        code = code[:start] + kept + code[end:]
+
+
 def make_edition(nb: nbformat.NotebookNode, lang: str, name: str | None = None) -> nbformat.NotebookNode:
     """The ``lang`` ("ko" or "en") edition of a bilingual course notebook (a new notebook).
 
@@ -190,6 +290,7 @@ def make_edition(nb: nbformat.NotebookNode, lang: str, name: str | None = None) 
     name = name or nbtemplate.notebook_name(edition.cells)
     entry = course_table.BY_FILE.get(name) if name else None
     title, nav = nbtemplate.title_and_nav(entry, lang) if entry else (None, None)
+    bare_t = any(cell["cell_type"] == "code" and _IMPORTS_T.search(nbtemplate.source(cell)) for cell in edition.cells)
     cells = []
     for index, cell in enumerate(edition.cells):
         cell_lang = nbtemplate.language(cell)
@@ -205,6 +306,8 @@ def make_edition(nb: nbformat.NotebookNode, lang: str, name: str | None = None) 
                     cell["source"] = one_language_markdown(nbtemplate.source(cell), lang)
                 except ValueError as error:
                     raise ValueError(f"{name or 'notebook'} cell {index}: {error}") from None
+        elif cell["cell_type"] == "code":
+            cell["source"] = one_language_code(nbtemplate.source(cell), lang, bare_t=bare_t)
         cells.append(cell)
     setup = nbtemplate.setup_cell_index(cells)
     if setup is not None:

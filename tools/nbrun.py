@@ -2,6 +2,12 @@
 
 Used by ``tools/build_course.py`` (``python3 course.py run``) and by ``tests/test_notebooks.py``,
 so that the course a learner builds and the course the tests check run the same way.
+
+    python tools/nbrun.py                 # where the time went: each executed notebook's slowest cells
+    python tools/nbrun.py --lang ko 06    # ... of the Korean edition of notebooks matching "06"
+
+The profile reads the kernel's own timestamps that nbclient stores in every executed cell
+(``build/executed-editions/``, written by ``course.py run``/``site``), so it costs no extra run.
 """
 
 from __future__ import annotations
@@ -47,6 +53,14 @@ class Run:
                 busy, reply = (_seconds(stamps[k]) for k in ("iopub.status.busy", "shell.execute_reply"))
                 times[index] = reply - busy
         return times
+
+
+def cell_profile(nb: nbformat.NotebookNode, top: int = 5) -> list[tuple[int, float, str]]:
+    """The ``top`` slowest code cells of an executed notebook: ``(index, seconds, first line)``,
+    from the timestamps nbclient stored in each cell (see :meth:`Run.cell_seconds`)."""
+    times = Run(nb, 0.0).cell_seconds()
+    slowest = sorted(times.items(), key=lambda item: -item[1])[:top]
+    return [(index, seconds, (nb.cells[index].source.strip().splitlines() or [""])[0][:70]) for index, seconds in slowest]
 
 
 def _seconds(stamp: str) -> float:
@@ -122,3 +136,33 @@ def execute(path: Path | str, *, timeout: int = CELL_TIMEOUT, notebook=None) -> 
             if _WARNING.search(text):
                 problems.append(f"cell {index}: warning-like output: {text.strip()[:300]}")
     return Run(nb, seconds, problems)
+
+
+def main(argv: list[str] | None = None) -> int:
+    import argparse
+    import sys
+
+    parser = argparse.ArgumentParser(description="Where the time of the last course run went, per notebook and cell.")
+    parser.add_argument("pattern", nargs="?", default="", help="only notebooks whose file name contains this")
+    parser.add_argument("--lang", default="both", choices=("both", "ko", "en"), help="edition (default both)")
+    parser.add_argument("--top", type=int, default=5, help="slowest cells shown per notebook")
+    args = parser.parse_args(argv)
+    folder = ROOT / "build" / "executed-editions" / args.lang
+    paths = [p for p in sorted(folder.glob("*.ipynb")) if args.pattern in p.name]
+    if not paths:
+        print(f"no executed notebooks in {folder}: run python3 course.py run (or site) first", file=sys.stderr)
+        return 1
+    total = 0.0
+    for path in paths:
+        nb = nbformat.read(path, as_version=4)
+        cells = sum(Run(nb, 0.0).cell_seconds().values())
+        total += cells
+        print(f"{path.name}: {cells:.1f} s in cells (run {nb.metadata.get('posviz_build_seconds', '?')} s)")
+        for index, seconds, first in cell_profile(nb, args.top):
+            print(f"  cell {index:>3}: {seconds:6.1f} s  {first}")
+    print(f"total: {total:.1f} s in cells over {len(paths)} notebook(s)")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

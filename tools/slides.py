@@ -354,6 +354,28 @@ def export(
     return target
 
 
+def write_decks(executed: dict[str, list[Path]], out: Path = SLIDES, reveal_prefix: str = "../reveal.js") -> list[Path]:
+    """Write the deck of each executed notebook (``{edition: [executed .ipynb, ...]}``) to
+    ``out/<edition>/<name>.slides.html``, the web font to ``out/fonts`` and the data page to
+    ``out/data``; returns the decks.
+
+    Decks link only to decks that exist: in a narrowed build (``--lang ko 03``) the previous and
+    next links to decks neither this build nor an earlier one wrote become plain text, as on the
+    website (:func:`website.unlink_missing`).
+    """
+    text = "".join(path.read_text(encoding="utf-8") for paths in executed.values() for path in paths)
+    webfont.build(out / "fonts", text)
+    decks = [
+        export(path, lang, out / lang / f"{path.stem}.slides.html", reveal_prefix)
+        for lang, paths in executed.items()
+        for path in paths
+    ]
+    website.write_data_page(out, index_link=False)  # the decks link to the data folder's description
+    for deck in decks:
+        website.unlink_missing(deck)
+    return decks
+
+
 def _speaker_css(fonts: Path) -> str:
     """Style for the speaker view's window (press s), which loads nothing next to the deck
     when the deck is opened from disk: the regular web font embedded as a data: URL (the
@@ -389,14 +411,7 @@ def main(argv: list[str] | None = None) -> int:
     else:
         prefix = copy_reveal(args.reveal_dir or fetch_reveal())
     executed, failed = website.execute_editions(args.lang, args.pattern, force=args.force)
-    text = "".join(path.read_text(encoding="utf-8") for paths in executed.values() for path in paths)
-    webfont.build(SLIDES / "fonts", text)
-    count = 0
-    for lang, paths in executed.items():
-        for path in paths:
-            export(path, lang, SLIDES / lang / f"{path.stem}.slides.html", prefix)
-            count += 1
-    website.write_data_page(SLIDES, index_link=False)  # the decks link to the data folder's description
+    count = len(write_decks(executed, SLIDES, prefix))
     where = "the network (--reveal-cdn)" if args.reveal_cdn else f"{SLIDES / 'reveal.js'}"
     print(f"\n{count} slide deck(s) in {SLIDES} (reveal.js from {where}); press s in a deck for the notes")
     return 1 if failed else 0

@@ -1,5 +1,5 @@
-"""Checks on the course's text that a reader would see: emphasis that renders, and figure text
-in the figure's language.
+"""Checks on the course's text that a reader would see: emphasis that renders, figure text
+in the figure's language, and figure text that fits its figure.
 
     python tools/textcheck.py                # check the markdown of notebooks/NN_*.ipynb; exit 1 on a problem
     python tools/textcheck.py FILE ...       # check these notebooks
@@ -17,6 +17,8 @@ in the figure's language.
    tests' run), so the check costs no extra execution: in a ``lang="both"`` run every text
    drawn is known as (a) the Korean half of a ``t()`` call, (b) its English half, or (c) text
    outside ``t()``, which the one-language editions draw unchanged and so must suit both.
+3. Figure fit. The same log gives each text's window extent and its figure's;
+   :func:`figure_fit_problems` reports text that runs off the figure or overlaps other text.
 """
 
 from __future__ import annotations
@@ -176,6 +178,68 @@ def figure_language_problems(records: list[dict]) -> list[str]:
                 f"{where}: text outside posviz.t() has English {english_words(rest, data)}, so the Korean edition "
                 f"shows it: {text!r}"
             )
+    return sorted(problems)
+
+
+#: Pixels a text may reach past the figure's edge, or into another text, before it counts (antialiasing).
+FIT_TOLERANCE = 1.5
+
+
+def _overlap(a: list[float], b: list[float]) -> float:
+    """Width × height in pixels of the intersection of two ``[x0, y0, x1, y1]`` boxes (0 if they
+    do not overlap by more than :data:`FIT_TOLERANCE` in both directions)."""
+    width = min(a[2], b[2]) - max(a[0], b[0])
+    height = min(a[3], b[3]) - max(a[1], b[1])
+    return width * height if width > FIT_TOLERANCE and height > FIT_TOLERANCE else 0.0
+
+
+def figure_fit_problems(records: list[dict]) -> list[str]:
+    """Figure text that leaves its figure or overlaps other text, from a figure-text log.
+
+    Each ``{"kind": "text", …}`` record with an ``extent`` (written by ``posviz._textlog``) is one
+    text as drawn: its window extent and its figure's, in pixels, and the draw it belongs to. A
+    text fails if it reaches more than :data:`FIT_TOLERANCE` pixels past any edge of its figure
+    (a y label cut at both ends, a title off the right), or if its box and the box of another
+    text of the same draw overlap by more than that in both directions: tick labels of one axis
+    that touch, a title over a legend, a colorbar label over its tick labels. The same text drawn
+    twice at the same place (a figure drawn again) is one text. Only the last draw of each figure
+    counts (records with ``figure_id``): Jupyter draws an inline figure once to find its tight
+    box and again for the image the reader sees. Records without an extent (older logs) are skipped.
+    """
+    draws: dict[str, list[dict]] = {}
+    last_draw: dict[str, str] = {}  # figure -> its last draw: the image the reader sees
+    for record in records:
+        if record.get("kind") == "text" and "extent" in record:
+            draws.setdefault(record["draw"], []).append(record)
+            if "figure_id" in record:
+                last_draw[record["figure_id"]] = record["draw"]
+    shown = set(last_draw.values())
+    draws = {d: texts for d, texts in draws.items() if d in shown or "figure_id" not in texts[0]}
+    problems = set()
+    for texts in draws.values():
+        unique = list({(r["text"], tuple(r["extent"])): r for r in texts}.values())
+        for record in unique:
+            box, canvas = record["extent"], record["figure"]
+            out = [
+                side
+                for side, past in (
+                    ("left", canvas[0] - box[0]),
+                    ("bottom", canvas[1] - box[1]),
+                    ("right", box[2] - canvas[2]),
+                    ("top", box[3] - canvas[3]),
+                )
+                if past > FIT_TOLERANCE
+            ]
+            if out:
+                problems.add(
+                    f"{record['where']}: {record.get('role', 'text')} {record['text']!r} runs off the figure "
+                    f"({', '.join(out)})"
+                )
+        for i, first in enumerate(unique):
+            for second in unique[i + 1 :]:
+                if _overlap(first["extent"], second["extent"]):
+                    names = sorted(f"{r.get('role', 'text')} {r['text'][:40]!r}" for r in (first, second))
+                    problems.add(f"{first['where']}: {names[0]} overlaps {names[1]}")
     return sorted(problems)
 
 

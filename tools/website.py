@@ -389,6 +389,15 @@ def _plain_page(title: str, body: str, font_prefix: str, lang: str = "ko") -> st
 """
 
 
+_EMPTY_THEAD = re.compile(r"<thead>\s*<tr>(?:\s*<th(?:\s[^>]*)?>\s*</th>)+\s*</tr>\s*</thead>\s*")
+
+
+def _without_empty_table_heads(body: str) -> str:
+    """``body`` without the header row of key-value tables written ``| | |`` in markdown (GFM needs a
+    header row; one whose cells are all empty would show as an empty first row)."""
+    return _EMPTY_THEAD.sub("", body)
+
+
 def write_data_page(out: Path, *, index_link: bool = True) -> Path:
     """``out/data/README.html``: ``data/README.md`` as a page (the notebooks link to it).
 
@@ -396,7 +405,7 @@ def write_data_page(out: Path, *, index_link: bool = True) -> Path:
     """
     from nbconvert.filters.markdown_mistune import markdown2html_mistune
 
-    body = markdown2html_mistune((ROOT / "data" / "README.md").read_text(encoding="utf-8"))
+    body = _without_empty_table_heads(markdown2html_mistune((ROOT / "data" / "README.md").read_text(encoding="utf-8")))
     back = '<p><a href="../index.html">⌂ 강좌 목차 · Course index</a></p>' if index_link else ""
     target = out / "data" / "README.html"
     target.parent.mkdir(parents=True, exist_ok=True)
