@@ -116,7 +116,7 @@ class ExtensionConfig:
         factors: target lengths as multiples of ``train_len``.
         finetune_fraction: fine-tuning steps as a fraction of ``steps`` (the same for every rule).
         finetune_lr: AdamW learning rate of the fine-tune (not tuned).
-        eval_samples: held-out sequences per evaluation (the same sequences for every run).
+        eval_samples: held-out sequences per evaluation (same for every rule at one length; new per length).
         curve_bin: positions per bin of the stored per-position loss curves.
         d_model, num_heads, num_layers: model size (06's full configuration by default).
     """
