@@ -194,7 +194,7 @@ def check_apply_rope(fn: Callable[[torch.Tensor, torch.Tensor], object]) -> bool
                 e, g = expected[(*where[:-1], slice(2 * i, 2 * i + 2))], got[(*where[:-1], slice(2 * i, 2 * i + 2))]
                 e, g = ", ".join(f"{v:.6g}" for v in e), ", ".join(f"{v:.6g}" for v in g)
                 lead = _Text(f"배치·헤드 {where[:-2]}, ", f"batch/head {where[:-2]}, ") if len(where) > 2 else _Text("", "")
-                return _Text(f"{lead.ko}위치 m = {pos[t]}(positions[{t}]), 짝 i = {i}(열 {2 * i}, {2 * i + 1}): 기대값 ({e}), 실제값 ({g})",
+                return _Text(f"{lead.ko}위치 m = {pos[t]}(positions[{t}]), 짝 i = {i}(열 {2 * i}, {2 * i + 1}): 기댓값 ({e}), 실제값 ({g})",
                              f"{lead.en}position m = {pos[t]} (positions[{t}]), pair i = {i} (columns {2 * i}, {2 * i + 1}): expected ({e}), got ({g})")
 
             from_one = rope_frequencies(d) * 10000.0 ** (-2.0 / d)  # θ_(i+1): the paper's 1-based i, used from 0

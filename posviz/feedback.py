@@ -16,7 +16,7 @@ to its exercise:
   diagnosis of the first known mistake (a *variant*) that the answer equals; before the
   variants it names a float16/bfloat16 result and an integer result, after them a near miss.
 
-Every detail line exists in Korean and English (``입력``/``input``, ``기대값``/``expected``,
+Every detail line exists in Korean and English (``입력``/``input``, ``기댓값``/``expected``,
 ``실제값``/``got``, ``모양``/``shape``, ``자료형``/``dtype``). Nothing here is public API: the names
 keep their leading underscore, and :mod:`posviz.exercises` imports them under the same names.
 """
@@ -299,7 +299,7 @@ def _first_mismatch(got: np.ndarray, expected: np.ndarray, atol: float, rtol: fl
 def _tolerance(atol: float, rtol: float) -> str:
     parts = [f"{atol:.1e}"] if atol else []
     if rtol:
-        parts.append(f"{rtol:.0e}·|기대값|")
+        parts.append(f"{rtol:.0e}·|기댓값|")
     return " + ".join(parts) or "0"
 
 
@@ -332,19 +332,24 @@ def _compare(
     limit = atol + rtol * abs(float(expected[where]))
     lines = [
         _input(label),
-        _Text(f"{index_names.ko} {at}에서: 기대값 {expected[where]:.6g}, 실제값 {got[where]:.6g}",
+        _Text(f"{index_names.ko} {at}에서: 기댓값 {expected[where]:.6g}, 실제값 {got[where]:.6g}",
               f"at {index_names.en} {at}: expected {expected[where]:.6g}, got {got[where]:.6g}")
         if expected.size > 1 else
-        _Text(f"기대값 {expected[where]:.6g}, 실제값 {got[where]:.6g}", f"expected {expected[where]:.6g}, got {got[where]:.6g}"),
+        _Text(f"기댓값 {expected[where]:.6g}, 실제값 {got[where]:.6g}", f"expected {expected[where]:.6g}, got {got[where]:.6g}"),
     ]
     if describe is not None:
         lines.append(describe(where))
-    lines.append(_Text(f"가장 큰 차이 {gap:.2g} (허용 오차 {_tolerance(atol, rtol)}, 이 자리에서 {limit:.2g})",
-                       f"largest gap {gap:.2g} (tolerance {_tolerance(atol, rtol).replace('기대값', 'expected')}, here {limit:.2g})"))
+    if rtol:  # the tolerance depends on the expected value: say what it is at the mismatch above
+        lines.append(_Text(f"가장 큰 차이 {gap:.2g} (허용 오차 {_tolerance(atol, rtol)}, 위 자리의 기댓값으로는 {limit:.2g})",
+                           f"largest gap {gap:.2g} (tolerance {_tolerance(atol, rtol).replace('기댓값', 'expected')}, "
+                           f"{limit:.2g} for the expected value above)"))
+    else:
+        lines.append(_Text(f"가장 큰 차이 {gap:.2g} (허용 오차 {_tolerance(atol, rtol)})",
+                           f"largest gap {gap:.2g} (tolerance {_tolerance(atol, rtol)})"))
     if show_arrays and expected.size <= 100:
         fmt = (lambda a: np.array2string(np.asarray(a, dtype=np.int64))) if np.issubdtype(expected.dtype, np.integer) \
             else (lambda a: np.array2string(np.asarray(a, dtype=np.float64), precision=4, suppress_small=True))
-        lines.append(_Text(f"기대값 전체:\n{fmt(expected)}\n실제값 전체:\n{fmt(got)}",
+        lines.append(_Text(f"기댓값 전체:\n{fmt(expected)}\n실제값 전체:\n{fmt(got)}",
                            f"expected, in full:\n{fmt(expected)}\ngot, in full:\n{fmt(got)}"))
     detail = _lines(*lines)
     scale = float(np.max(np.abs(expected))) if expected.size else 1.0
