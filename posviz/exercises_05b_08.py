@@ -175,7 +175,7 @@ def check_mrope_position_ids(fn: Callable[[list], object]) -> bool:
     )
     mistakes = (
         (dict(advance="count"),
-         _Text("격자 다음 텍스트가 시각 토큰 수만큼 건너뛰었습니다(s + t·h·w). 지금까지의 최댓값 + 1에서 이어 가야 합니다.",
+         _Text("격자 다음 텍스트가 이미지·동영상 토큰 수만큼 건너뛰었습니다(s + t·h·w). 지금까지의 최댓값 + 1에서 이어 가야 합니다.",
                "the text after a grid skips the number of vision tokens (s + t·h·w) instead of continuing at the largest id so far + 1."),
          _Text("격자가 쓴 가장 큰 번호는 s + max(t, h, w) − 1이므로, 다음 토큰은 s + max(t, h, w)입니다.",
                "the largest id a grid uses is s + max(t, h, w) − 1, so the next token gets s + max(t, h, w).")),
