@@ -9,9 +9,9 @@ For every method, the forward and backward pass of one causal self-attention ove
 for it. Which kernel SDPA picks depends on its inputs, so every point records it
 (``"sdpa_backend"``: the name of ``torch._fused_sdp_choice``'s answer for exactly the
 arguments of that point, e.g. ``"FLASH_ATTENTION"`` or ``"MATH"``; ``null`` where SDPA is not
-used). On the CPU the fused kernel (``FLASH_ATTENTION``) takes no mask, or a float mask of 2 or
-4 dimensions that does not require a gradient; anything else falls back to ``MATH``, which
-stores the ``(heads, L, L)`` logits and weights.
+used). On the CPU the fused kernel (``FLASH_ATTENTION``) takes no mask, or a 2-D or 4-D mask
+(boolean or float) that does not require a gradient; a 3-D mask, or one that requires a
+gradient, falls back to ``MATH``, which stores the ``(heads, L, L)`` logits and weights.
 
 * ``sdpa``: plain causal SDPA (``is_causal=True``). This *is* the attention layer of ``none``,
   ``sinusoidal`` and ``learned``: input-added methods change the input, not the attention.
@@ -38,12 +38,13 @@ kernel, so ``alibi`` and ``t5`` stay fused and their extra memory is the ``(head
 (and, for ``t5``, its gradient). The CPU ratios do not carry over.
 
 Each point runs in a fresh subprocess with one thread, after one warm-up pass. Time is the thread's CPU time
-(``time.thread_time``), median over the repeats, which a busy shared machine disturbs far less
-than wall time (wall time is stored too). Peak memory is the growth of the process's peak
+(``time.thread_time``), median over the repeats, which a busy shared machine disturbs less
+than wall time (wall time is stored too; the spread over the repeats is not). Peak memory is the growth of the process's peak
 resident set (``ru_maxrss``) over its size just before the first pass, so it counts every
-buffer the pass allocates, inputs excluded. A point whose *estimated* peak exceeds ``--cap-gb``
-is not run and is stored with the reason. Ratios are to ``sdpa`` at the same length, measured in
-the same run. Results (with configuration and :func:`posviz.results.provenance`: versions,
+buffer the pass allocates, inputs excluded; ``peak_mb`` is in MiB (``ru_maxrss`` KiB / 1024),
+while the estimate and ``--cap-gb`` are in GB of 10⁹ bytes. A point whose *estimated* peak
+exceeds ``--cap-gb`` is not run and is stored with the reason. Ratios are to ``sdpa`` at the
+same length, measured in the same run. Results (with configuration and :func:`posviz.results.provenance`: versions,
 date, platform, load average) go to ``--out`` as JSON; notebook 06 reads them. Sources: Press
 et al. 2022 (ALiBi), https://arxiv.org/abs/2108.12409 ; Raffel et al. 2020 §2.1 (T5 bias),
 https://arxiv.org/abs/1910.10683 ; Shaw et al. 2018 eq. 3–5, https://arxiv.org/abs/1803.02155 ;
@@ -76,8 +77,9 @@ def estimated_peak_gb(method: str, length: int, heads: int) -> float:
 
     The factors (how many float32 ``(heads, L, L)`` buffers are alive at the peak) are the ones
     measured by this script at L = 1024…4096: about 2 for ``alibi`` (fused kernel: the bias and
-    its masked copy), 3.2 for ``t5-detached`` (the bucket indices too), 4.5 for ``t5`` (math kernel: logits, weights and the
-    bias's gradient too), 5 for ``shaw``.
+    its masked copy, made by the out-of-place ``masked_fill``; an in-place mask would need one),
+    3.2 for ``t5-detached`` (the bucket indices too), 4.5 for ``t5`` (math kernel: logits, weights
+    and the bias's gradient too), 5 for ``shaw``.
     """
     square = heads * length * length * 4 / 1e9  # one float32 (heads, L, L) buffer
     factor = {"sdpa": 0.0, "rope": 0.0, "alibi": 2.0, "t5-detached": 3.2, "t5": 4.5, "shaw": 5.0}[method]

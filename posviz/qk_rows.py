@@ -1,8 +1,11 @@
-"""The query/key row order of a checkpoint: GGUF (Meta) interleaved pairs <-> Hugging Face halves.
+"""The query/key row order of a checkpoint: llama GGUF (Meta) interleaved pairs <-> Hugging Face halves.
 
-Meta's Llama checkpoints, and GGUF files made from them, rotate RoPE pairs ``(2i, 2i+1)`` of each
-head (the interleaved layout); Hugging Face's Llama code rotates ``(i, i + d/2)`` (the half
-layout). Converting a checkpoint permutes the output rows of the query and key projections per
+Meta's Llama checkpoints, and GGUF files of llama.cpp's ``llama`` architecture made from them,
+rotate RoPE pairs ``(2i, 2i+1)`` of each head (the interleaved layout, llama.cpp's
+``LLAMA_ROPE_TYPE_NORM``); Hugging Face's Llama code rotates ``(i, i + d/2)`` (the half
+layout). Not every GGUF file is interleaved: llama.cpp runs architectures such as Qwen2/3, Gemma
+and Phi-2 with NEOX (half) RoPE, and their converter stores the q/k rows unpermuted, so these
+functions do not apply to them. Converting a checkpoint permutes the output rows of the query and key projections per
 head so that every ``q·k`` score stays the same (:func:`posviz.interleaved_to_half`). Notebook 07
 teaches this step; :func:`posviz.pretrained.load_smollm2` applies it.
 """
@@ -42,8 +45,8 @@ def _permute_rows(weight: torch.Tensor, num_heads: int, head_dim: int, perm: np.
 def unpermute_qk_rows(weight: torch.Tensor, num_heads: int) -> torch.Tensor:
     """GGUF/Meta row order of a query or key projection → Hugging Face's order, head by head.
 
-    Meta's Llama code (and llama.cpp's GGUF files, which keep it) rotates features in
-    interleaved pairs ``(2i, 2i+1)`` of each head; Hugging Face's ``rotate_half`` rotates
+    Meta's Llama code (and llama.cpp's GGUF files of the ``llama`` architecture, which keep it)
+    rotates features in interleaved pairs ``(2i, 2i+1)`` of each head; Hugging Face's ``rotate_half`` rotates
     ``(i, i + head_dim/2)``. Converters reorder the output rows of ``W_q`` and ``W_k`` within
     every head by ``perm = interleaved_to_half(head_dim)`` so that the model computes the same
     attention scores with the other layout. With ``W_hf = unpermute_qk_rows(W_gguf, h)`` and
@@ -59,7 +62,8 @@ def unpermute_qk_rows(weight: torch.Tensor, num_heads: int) -> torch.Tensor:
 
     Args:
         weight: float tensor ``(num_heads · head_dim, in_features)`` (a weight) or
-            ``(num_heads · head_dim,)`` (a bias), rows in GGUF/Meta order.
+            ``(num_heads · head_dim,)`` (a bias), rows in GGUF/Meta order (a ``llama``-architecture
+            GGUF file; NEOX-RoPE architectures such as Qwen2/3 or Gemma are stored unpermuted).
         num_heads: number of heads the rows belong to (query heads for ``W_q``, key/value
             heads for ``W_k`` in grouped-query attention).
 
@@ -72,7 +76,8 @@ def unpermute_qk_rows(weight: torch.Tensor, num_heads: int) -> torch.Tensor:
             heads, or the head dimension is odd.
 
     Source: the ``permute`` of Hugging Face's ``convert_llama_weights_to_hf.py`` and its inverse in
-    llama.cpp's ``convert_hf_to_gguf.py``; RoFormer eq. 34 (interleaved) vs GPT-NeoX (half).
+    llama.cpp's ``convert_hf_to_gguf.py`` (``LlamaModel.permute``, applied for the llama family
+    only; ``llama_model_rope_type`` in ``llama-model.cpp`` picks the RoPE type per architecture); RoFormer eq. 34 (interleaved) vs GPT-NeoX (half).
     """
     weight, num_heads, head_dim = _check_qk_weight(weight, num_heads)
     return _permute_rows(weight, num_heads, head_dim, interleaved_to_half(head_dim))

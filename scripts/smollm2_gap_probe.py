@@ -112,7 +112,7 @@ def main() -> None:
             "factor": FACTOR,
             "dynamic_seq_len": "max(position_ids) + 1 of each pass, as transformers' dynamic rotary update",
             "trained_context": int(model.config.max_position_embeddings),
-            "loss": "mean next-token loss (nats) over chunk B's 128 predictions; rows: starts, columns: gaps",
+            "loss": "mean next-token loss (nats) over chunk B's 127 predictions; rows: starts, columns: gaps",
         },
         "runs": runs,
     }
