@@ -126,7 +126,8 @@ def mixed_rope_2d(
     score ``⟨R(p)q, R(p')k⟩`` depends on ``p' − p`` only, and a pair with both frequencies
     non-zero responds to diagonal offsets, which axial RoPE cannot (every axial pair sees one
     axis). In RoPE-Mixed the frequencies are learned, per head and layer; Heo et al. start them
-    at the axial magnitudes along a random direction per head. Axial RoPE is the special case
+    at the base-10 axial magnitudes along a random direction per head (their RoPE-Axial uses
+    base 100). Axial RoPE is the special case
     :func:`axial_frequencies_2d`.
 
     Args:

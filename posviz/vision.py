@@ -319,8 +319,9 @@ class TinyViT(nn.Module):
     * ``"sinusoidal"``: the fixed 2-D sin-cos table of MAE (:func:`sinusoidal_2d`), added.
     * ``"axial"``: axial 2-D RoPE on queries and keys (:func:`posviz.axial_rope_2d`), base ``rope_base``.
     * ``"mixed"``: RoPE-Mixed (:func:`posviz.mixed_rope_2d`) with trainable row and column
-      frequencies per layer and head, initialised at the axial magnitudes along a random
-      direction per head (Heo et al. 2024, §3.3); with direction 0 it starts as axial RoPE.
+      frequencies per layer and head, initialised at the axial magnitudes (base ``rope_base``) along a
+      random direction per head (Heo et al. 2024, §3.3, who start RoPE-Mixed at base 10 instead);
+      with direction 0 it starts as axial RoPE.
 
     The parameters every method shares (token embedding, blocks, read-out) are created first
     from ``seed``; the method's own parameters afterwards from a separate generator, so two
