@@ -147,14 +147,21 @@ class CharLMTask(Task):
         alphabet: the characters that define the token ids (id = index in ``alphabet``); default
             ``sorted(set(text))``. Pass the training text's alphabet to an evaluation task so both
             share ids.
+        max_seq_len: for an evaluation task scored at several lengths. When given, the start of
+            each window is drawn as for a window of ``max_seq_len`` characters, whatever
+            ``seq_len`` is, so that with the same generator seed the sequence of length ``n`` is
+            the first ``n`` characters of the sequence of length ``max_seq_len``: every length
+            scores the same text, and a change with length is the model's, not the sample's.
+            ``None`` (the default, and what training uses) draws starts over the whole text.
 
     Raises:
         TypeError: if ``text`` is not a ``str``. ValueError: if ``text`` is too short, if
-        ``alphabet`` repeats a character or misses one that ``text`` uses, or (in ``sample``) if
-        ``seq_len + 1`` exceeds the text length.
+        ``alphabet`` repeats a character or misses one that ``text`` uses, if ``max_seq_len + 1``
+        exceeds the text length, or (in ``sample``) if ``seq_len + 1`` exceeds the text length or
+        ``seq_len`` exceeds ``max_seq_len``.
     """
 
-    def __init__(self, text: str, alphabet: str | None = None) -> None:
+    def __init__(self, text: str, alphabet: str | None = None, *, max_seq_len: int | None = None) -> None:
         if not isinstance(text, str):
             raise TypeError(f"text must be a str, got {type(text).__name__}")
         if len(text) < 2:
@@ -164,10 +171,16 @@ class CharLMTask(Task):
             raise ValueError("alphabet must not repeat a character")
         self.alphabet = alphabet
         self._ids = self.encode(text)  # ValueError if text uses a character missing from alphabet
+        if max_seq_len is not None:
+            check_int("max_seq_len", max_seq_len, minimum=1)
+            if max_seq_len + 1 > len(self._ids):
+                raise ValueError(f"max_seq_len + 1 = {max_seq_len + 1} exceeds the text length {len(self._ids)}")
+        self.max_seq_len = max_seq_len
         super().__init__(vocab_size=len(alphabet), num_outputs=len(alphabet))
 
     def __repr__(self) -> str:
-        return f"CharLMTask(num_chars={len(self._ids)}, vocab_size={self.vocab_size})"
+        nested = "" if self.max_seq_len is None else f", max_seq_len={self.max_seq_len}"
+        return f"CharLMTask(num_chars={len(self._ids)}, vocab_size={self.vocab_size}{nested})"
 
     def __len__(self) -> int:
         return len(self._ids)
@@ -188,7 +201,10 @@ class CharLMTask(Task):
         self._check(batch_size, seq_len, 1)
         if seq_len + 1 > len(self._ids):
             raise ValueError(f"seq_len + 1 = {seq_len + 1} exceeds the text length {len(self._ids)}")
-        starts = torch.randint(0, len(self._ids) - seq_len, (batch_size,), generator=generator)
+        if self.max_seq_len is not None and seq_len > self.max_seq_len:
+            raise ValueError(f"seq_len = {seq_len} exceeds this task's max_seq_len = {self.max_seq_len}")
+        longest = seq_len if self.max_seq_len is None else self.max_seq_len
+        starts = torch.randint(0, len(self._ids) - longest, (batch_size,), generator=generator)
         windows = self._ids[starts[:, None] + torch.arange(seq_len + 1)]
         return windows[:, :-1].clone(), windows[:, 1:].clone()
 
@@ -292,7 +308,8 @@ def make_tasks(spec: TaskSpec, corpus: str | None = None) -> tuple[Task, Task]:
 
     For ``"copy"`` both are the same task (evaluation draws from its own seed). For ``"charlm"``
     the training task reads the first ``1 - valid_fraction`` of the corpus and the evaluation
-    task the rest, with the alphabet of the whole corpus.
+    task the rest, with the alphabet of the whole corpus; the evaluation task nests its windows
+    (``max_seq_len = spec.max_len``), so every evaluation length scores prefixes of the same text.
     """
     if spec.name == "copy":
         task = OffsetCopyTask(vocab_size=spec.vocab_size, offset=spec.offset)
@@ -300,4 +317,4 @@ def make_tasks(spec: TaskSpec, corpus: str | None = None) -> tuple[Task, Task]:
     text = load_corpus() if corpus is None else corpus
     cut = int(len(text) * (1 - spec.valid_fraction))
     alphabet = "".join(sorted(set(text)))
-    return CharLMTask(text[:cut], alphabet), CharLMTask(text[cut:], alphabet)
+    return CharLMTask(text[:cut], alphabet), CharLMTask(text[cut:], alphabet, max_seq_len=spec.max_len)

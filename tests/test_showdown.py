@@ -42,6 +42,24 @@ def test_char_lm_task_targets_are_the_next_character():
         CharLMTask(["a", "b"])
 
 
+def test_nested_windows_score_the_same_text_at_every_length():
+    text = "".join(chr(97 + (i * 7) % 26) for i in range(400))
+    nested = CharLMTask(text, max_seq_len=64)
+    short, short_y = nested.sample(8, 16, generator=torch.Generator().manual_seed(3))
+    long, long_y = nested.sample(8, 64, generator=torch.Generator().manual_seed(3))
+    assert torch.equal(short, long[:, :16]) and torch.equal(short_y, long_y[:, :16])
+    free = CharLMTask(text)  # starts drawn over the whole text: another window for another length
+    a, _ = free.sample(8, 16, generator=torch.Generator().manual_seed(3))
+    b, _ = free.sample(8, 64, generator=torch.Generator().manual_seed(3))
+    assert not torch.equal(a, b[:, :16])
+    with pytest.raises(ValueError, match="max_seq_len"):
+        nested.sample(1, 65, generator=torch.Generator())
+    with pytest.raises(ValueError, match="exceeds the text length"):
+        CharLMTask(text, max_seq_len=400)
+    spec = ex.TaskSpec("charlm", train_len=8, steps=1, eval_factors=(1, 4))
+    assert ex.make_tasks(spec, text)[1].max_seq_len == spec.max_len == 32
+
+
 def test_corpus_and_char_lm_split():
     text = ex.load_corpus()
     assert 150_000 < len(text) <= 200_000 and text.startswith("In the beginning God created the heaven and the earth.")
