@@ -315,6 +315,40 @@ def test_notebook_uses_the_glossary(path):
     assert not problems, "\n".join(problems)
 
 
+def test_readme_guide_and_posviz_messages_use_the_glossary():
+    files = [path for path in glossary.course_files() if path.suffix != ".ipynb"]
+    names = {path.name for path in files}
+    assert {"README.md", "instructor_guide.md", "feedback.py", "exercises.py", "plots.py"} <= names
+    problems = [problem for path in files for problem in glossary.check_file(path)]
+    assert not problems, "\n".join(problems)
+
+
+def test_glossary_check_finds_a_planted_term_in_readme_figure_string_and_checker_message(tmp_path):
+    terms = glossary.load()
+    readme = tmp_path / "README.md"
+    readme.write_text(
+        "# 강좌\n\n위치 인코딩을 배웁니다. `위치 부호화`는 코드라 읽지 않습니다.\n\n"
+        "```\n위치 부호화 (code block)\n```\n셋째 노트북은 위치 부호화를 다룹니다. · English line.\n",
+        encoding="utf-8",
+    )
+    assert glossary.check_file(readme, terms) == [
+        "README.md line 8: says '위치 부호화'; the glossary term is '위치 인코딩'"
+    ]
+    figure = new_code_cell('%matplotlib inline\nax.set_title(posviz.t("위치 부호화의 파장", "wavelengths"))')
+    assert glossary.check_cells([figure], terms) == [
+        "cell 0 line 2: says '위치 부호화'; the glossary term is '위치 인코딩'"
+    ]
+    message = tmp_path / "checker.py"
+    message.write_text(
+        'def feedback(n):\n    return t(f"{n}번째 행의 위치 부호화가 다릅니다", f"row {n} differs")\n', encoding="utf-8"
+    )
+    assert glossary.check_file(message, terms) == [
+        "checker.py line 2: says '위치 부호화'; the glossary term is '위치 인코딩'"
+    ]
+    with pytest.raises(ValueError, match="expected a .ipynb, .md or .py"):
+        glossary.check_file(tmp_path / "notes.txt", terms)
+
+
 # --- pre-commit hooks --------------------------------------------------------------------------
 
 

@@ -1,7 +1,11 @@
-"""Check that the notebooks use the course glossary (glossary.tsv) consistently.
+"""Check that everything a reader sees uses the course glossary (glossary.tsv) consistently.
 
-    python tools/glossary.py              # check notebooks/NN_*.ipynb; exit 1 if a pair disagrees
-    python tools/glossary.py FILE ...     # check these notebooks
+    python tools/glossary.py              # check the course (see below); exit 1 on a problem
+    python tools/glossary.py FILE ...     # check these files (.ipynb, .md or .py)
+
+What the course shows a reader: the notebooks' markdown cells, the Korean strings of their code
+cells (figure titles and labels in ``t(...)`` calls, printed lines), ``README.md``, ``docs/*.md``,
+and the Korean strings in ``posviz/`` (checker feedback, plot labels, printed tables).
 
 glossary.tsv (tab-separated, one idea per row) has the columns ``english``, ``korean``,
 ``pair``, ``avoid`` and ``note``; ``|`` separates forms, the first Korean form being the
@@ -11,7 +15,8 @@ preferred one. Two rules are checked:
   English term, its ``lang-ko`` twin (the cell just before it) uses one of the Korean forms;
   so a translation that drops a term, or says it another way, is found where it is. Everyday
   words ("token", "accuracy") are not pair-checked: a good translation need not repeat them.
-- avoid (every row): no Korean prose (``lang-ko`` cells and untagged markdown) uses a form
+- avoid (every row): no Korean text (``lang-ko`` cells, untagged markdown, Markdown files and
+  string literals with Hangul in code) uses a form
   listed under ``avoid`` (e.g. 위치 부호화 for 위치 인코딩), so one idea keeps one name. An avoid
   form written ``re:PATTERN`` is a regular expression, for a form that is also part of a good
   word (``re:폭(?!발)`` finds 폭 "width" but not 폭발 "explosion").
@@ -23,6 +28,7 @@ spacing never matter. Code spans, code blocks, formulas, link targets and HTML t
 
 from __future__ import annotations
 
+import ast
 import csv
 import re
 import sys
@@ -120,19 +126,77 @@ def prose(markdown: str) -> str:
     return markdown
 
 
+def avoided_terms(korean: str, terms: list[Term]) -> list[str]:
+    """The avoid rule on one Korean text (already stripped of what is not prose): one
+    ``"says '…'; the glossary term is '…'"`` per avoided form found."""
+    squeezed = _squeeze(korean)
+    return [
+        f"says {found!r}; the glossary term is {term.korean[0]!r}"
+        for term in terms
+        for form in term.avoid
+        if (found := _avoided(form, squeezed))
+    ]
+
+
+def korean_strings(source: str) -> list[tuple[int, str]]:
+    """``(line, text)`` of every string literal holding Hangul in Python ``source`` (the literal
+    parts of f-strings too). IPython lines (``%magic``, ``!shell``) are skipped.
+
+    Raises:
+        SyntaxError: if ``source`` (without its IPython lines) is not Python.
+    """
+    lines = ["" if line.lstrip().startswith(("%", "!")) else line for line in source.splitlines()]
+    tree = ast.parse("\n".join(lines))
+    found = [
+        (node.lineno, node.value)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and HANGUL.search(node.value)
+    ]
+    return sorted(found)
+
+
+def check_markdown_file(path: Path, terms: list[Term]) -> list[str]:
+    """The avoid rule on the Korean lines of a Markdown file (README, guide), ``"NAME line N: …"``."""
+    text = Path(path).read_text(encoding="utf-8")
+    text = re.sub(r"```.*?```", lambda block: "\n" * block.group(0).count("\n"), text, flags=re.DOTALL)
+    return [
+        f"{Path(path).name} line {number}: {problem}"
+        for number, line in enumerate(text.splitlines(), start=1)
+        if HANGUL.search(line)
+        for problem in avoided_terms(prose(line), terms)
+    ]
+
+
+def check_python_file(path: Path, terms: list[Term]) -> list[str]:
+    """The avoid rule on the Korean string literals of a Python module (messages, labels)."""
+    return [
+        f"{Path(path).name} line {number}: {problem}"
+        for number, text in korean_strings(Path(path).read_text(encoding="utf-8"))
+        for problem in avoided_terms(text, terms)
+    ]
+
+
 def check_cells(cells: list, terms: list[Term]) -> list[str]:
-    """Disagreements between the cells and the glossary (both rules, see the module docstring)."""
+    """Disagreements between the cells and the glossary (both rules, see the module docstring).
+
+    Markdown cells get both rules; code cells the avoid rule on their Korean string literals
+    (``"cell N line M: …"``)."""
     problems = []
     patterns = [(term, term.english_pattern()) for term in terms if term.pair]
     for i, cell in enumerate(cells):
+        if cell.get("cell_type") == "code":
+            try:
+                strings = korean_strings(nbtemplate.source(cell))
+            except SyntaxError as error:
+                problems.append(f"cell {i}: cannot be read as Python ({error.msg}, line {error.lineno})")
+                continue
+            problems += [f"cell {i} line {n}: {p}" for n, text in strings for p in avoided_terms(text, terms)]
+            continue
         if cell.get("cell_type") != "markdown" or nbtemplate.language(cell) == "en":
             continue
-        korean = _squeeze(prose(nbtemplate.source(cell)))
-        for term in terms:
-            for form in term.avoid:
-                found = _avoided(form, korean)
-                if found:
-                    problems.append(f"cell {i}: says {found!r}; the glossary term is {term.korean[0]!r}")
+        korean = prose(nbtemplate.source(cell))
+        problems += [f"cell {i}: {problem}" for problem in avoided_terms(korean, terms)]
+        korean = _squeeze(korean)
         if (
             nbtemplate.language(cell) != "ko"
             or i + 1 >= len(cells)
@@ -155,11 +219,36 @@ def check_notebook(path: Path, terms: list[Term] | None = None) -> list[str]:
     return [f"{Path(path).name} {problem}" for problem in check_cells(nb.cells, terms or load())]
 
 
+def course_files() -> list[Path]:
+    """What :func:`main` checks by default: the notebooks, ``README.md``, ``docs/*.md`` and the
+    modules of ``posviz/``."""
+    return [
+        *notebook_paths(),
+        ROOT / "README.md",
+        *sorted((ROOT / "docs").glob("*.md")),
+        *sorted((ROOT / "posviz").glob("*.py")),
+    ]
+
+
+def check_file(path: Path, terms: list[Term] | None = None) -> list[str]:
+    """Glossary problems in one file, chosen by its suffix (``.ipynb``, ``.md``, ``.py``).
+
+    Raises:
+        ValueError: for any other suffix.
+    """
+    terms = terms or load()
+    checks = {".ipynb": check_notebook, ".md": check_markdown_file, ".py": check_python_file}
+    path = Path(path)
+    if path.suffix not in checks:
+        raise ValueError(f"cannot check {path.name}: expected a .ipynb, .md or .py file")
+    return checks[path.suffix](path, terms)
+
+
 def main(argv: list[str] | None = None) -> int:
-    paths = [Path(a) for a in (argv if argv is not None else sys.argv[1:])] or notebook_paths()
+    paths = [Path(a) for a in (argv if argv is not None else sys.argv[1:])] or course_files()
     terms = load()
-    problems = [p for path in paths for p in check_notebook(path, terms)]
-    print("\n".join(problems) or f"{len(paths)} notebook(s) agree with {GLOSSARY.name} ({len(terms)} terms)")
+    problems = [p for path in paths for p in check_file(path, terms)]
+    print("\n".join(problems) or f"{len(paths)} file(s) agree with {GLOSSARY.name} ({len(terms)} terms)")
     return 1 if problems else 0
 
 
