@@ -6,12 +6,17 @@ logs every ``posviz.t(ko, en)`` call and every text drawn in a figure, and ``too
 checks the Korean halves for English words, the English halves for Hangul, and text outside
 ``t()`` (the same in both one-language editions) for both, so the language check needs no
 second execution of the Korean and English editions.
+
+The executed notebook is kept as the bilingual edition in build/executed-editions/ (where
+``course.py run``, the site and the decks look first), and its lecture deck is walked in
+Chromium here (:func:`decks.check_course_deck`), so no other test executes it again.
 """
 
 import pytest
+from decks import check_course_deck
 from hf import transformers_with_torch
 
-from tools import textcheck
+from tools import textcheck, website
 from tools.nbrun import execute, notebook_paths
 
 
@@ -21,6 +26,7 @@ def test_notebook_runs_clean(path, tmp_path, monkeypatch):
         transformers_with_torch()  # the real model needs transformers 5, which needs torch >= 2.6
     log = tmp_path / "figure_text.jsonl"
     monkeypatch.setenv("POSVIZ_FIGURE_TEXT", str(log))
+    key = website.execution_key(path, "both")  # of the notebook as written, before it runs
     run = execute(path)
     slowest = max(run.cell_seconds().items(), key=lambda item: item[1])
     print(f"{path.name}: {run.seconds:.1f} s; slowest cell {slowest[0]}: {slowest[1]:.1f} s")
@@ -32,3 +38,5 @@ def test_notebook_runs_clean(path, tmp_path, monkeypatch):
     assert not problems, "figure text in the wrong language:\n" + "\n".join(problems)
     problems = textcheck.figure_fit_problems(records)
     assert not problems, "figure text off the figure or over other text:\n" + "\n".join(problems)
+    executed = website.store_execution(run, key, website.EXECUTED / "both" / path.name)
+    check_course_deck(executed, "both", tmp_path)

@@ -8,16 +8,16 @@ a Korean title, a "what to notice" line), executed once in a Korean and a biling
 
 import gc
 import json
-import re
 import shutil
 import warnings
 from pathlib import Path
 
 import nbformat
 import pytest
+from decks import check_course_deck, check_deck_html, walk_deck
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
-from tools import editions, nbtemplate, slides, webfont, website
+from tools import editions, languages, nbtemplate, slides, webfont, website
 from tools.nbrun import execute, notebook_paths
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -142,66 +142,6 @@ def build_decks(out: Path) -> dict[str, Path]:
     }
 
 
-def check_deck_html(html: str) -> None:
-    """A deck loads nothing from the network, no reveal.js theme, and the course's web font."""
-    assert '<script src="../reveal.js/dist/reveal.js">' in html and "/dist/theme/" not in html
-    assert not re.search(r'<(?:img|link|iframe|script)[^>]*(?:src|href)="https?://', html)
-    assert "fonts.googleapis" not in html and "@import" not in html
-    assert f'font-family: "{webfont.FAMILY}"' in html and 'url("../fonts/' in html
-
-
-WALK = """() => {
-  const config = Reveal.getConfig();
-  const out = [];
-  for (const slide of Reveal.getSlides()) {
-    const {h, v} = Reveal.getIndices(slide);
-    Reveal.slide(h, v, 1e6);  // every fragment shown
-    const right = slide.getBoundingClientRect().right + 1;  // nothing drawn past the slide's edge
-    const wide = [...slide.querySelectorAll("pre, img, table, math")].filter(
-      (el) => el.getBoundingClientRect().right > right || (el.tagName === "PRE" && el.scrollWidth > el.clientWidth + 1));
-    const zoom = parseFloat(slide.style.zoom) || 1;  // the deck's last-resort fit scales a slide down
-    out.push({h, v, height: Math.round(slide.scrollHeight * zoom), width: Math.round(slide.scrollWidth * zoom), wide: wide.length,
-              text: slide.innerText.slice(0, 60), zoom: slide.style.zoom || "", images: slide.querySelectorAll("img").length,
-              shrunk: [...slide.querySelectorAll("img")].some((img) => img.style.maxHeight)});
-  }
-  return {total: Reveal.getTotalSlides(), slides: out};
-}"""
-
-
-# A course deck holds dozens of figures as data: URLs (deck 06: about 10 MB of HTML). Loading it
-# under a busy machine takes longer than Playwright's default 30 s, which is why deck 06 timed out:
-# wait for the page as long as a cell may run, and walk it without animations.
-DECK_LOAD_MS = 300_000
-
-
-def walk_deck(page, deck: Path, name: str, every_screenshot: bool = True) -> dict:
-    """Open ``deck``, measure every slide with all its fragments shown (one script, no
-    transitions), and return Reveal.getTotalSlides() with each slide's content size in CSS pixels.
-
-    Screenshots go to build/screenshots/<name>_<n>.png: of every slide, or (``every_screenshot=False``,
-    for the course's long decks) of the title slide, the first slide with a figure and the tallest
-    slide, as ``<name>_title``, ``<name>_figure`` and ``<name>_tallest``.
-    """
-    from browser import screenshot
-
-    page.goto(deck.as_uri(), wait_until="load", timeout=DECK_LOAD_MS)
-    page.wait_for_function("() => window.Reveal && Reveal.isReady()", timeout=DECK_LOAD_MS)
-    page.evaluate("document.fonts.ready.then(() => true)")
-    page.evaluate("Reveal.configure({transition: 'none', backgroundTransition: 'none', fragments: true})")
-    result = page.evaluate(WALK)
-    slides_ = result["slides"]
-    if every_screenshot:
-        chosen = {f"{number:02d}": slide for number, slide in enumerate(slides_)}
-    else:
-        figure = next((s for s in slides_ if s["shrunk"] or s.get("images")), slides_[min(1, len(slides_) - 1)])
-        chosen = {"title": slides_[0], "figure": figure, "tallest": max(slides_, key=lambda s: s["height"])}
-    for label, slide in chosen.items():
-        page.evaluate(f"Reveal.slide({slide['h']}, {slide['v']}, 1e6)")
-        page.wait_for_timeout(50)
-        screenshot(page, f"{name}_{label}")
-    return result
-
-
 def test_decks_fit_a_16_9_screen_offline_and_draw_hangul_with_the_web_font(tmp_path):
     """One test for both decks, so that the fixture is executed once however pytest-xdist splits tests."""
     from browser import chromium_page, platform_fonts
@@ -252,15 +192,13 @@ def check_speaker_view(page) -> None:
 # --- every deck of every edition of the course -----------------------------------------------------
 
 
-@pytest.mark.parametrize("lang", ["both", "ko", "en"])
+@pytest.mark.parametrize("lang", languages.ONE_LANGUAGE)
 @pytest.mark.parametrize("path", NOTEBOOK_PATHS, ids=lambda p: p.stem)
 def test_course_deck_fits_a_16_9_screen_and_draws_hangul_with_the_web_font(path, lang, tmp_path):
-    """Each course deck of each edition, from the executed editions the site and ``course.py``
-    share (build/executed-editions/, executed here when missing or out of date): every slide at
-    most 1280×720 with its fragments shown, speaker notes present, headings drawn with the web font
-    (Hangul from the web font in the Korean and bilingual decks; the machine has no Korean font)."""
-    from browser import chromium_page, platform_fonts
-
+    """Each course deck of each one-language edition, from the executed editions the site and
+    ``course.py`` share (build/executed-editions/, executed here when missing or out of date); see
+    :func:`decks.check_course_deck`. The bilingual deck is walked by tests/test_notebooks.py, on
+    the execution that test makes anyway."""
     if path.name.startswith("07_"):
         from hf import transformers_with_torch
 
@@ -268,24 +206,4 @@ def test_course_deck_fits_a_16_9_screen_and_draws_hangul_with_the_web_font(path,
     executed, failed = website.execute_editions((lang,), path.name, jobs=1)
     assert not failed, failed
     (source,) = executed[lang]
-    prefix = slides.copy_reveal(slides.fetch_reveal(), tmp_path)
-    with warnings.catch_warnings():  # fontTools leaves the .ttf files to the garbage collector
-        warnings.simplefilter("ignore", ResourceWarning)
-        (deck,) = slides.write_decks({lang: [source]}, tmp_path, prefix)
-        gc.collect()
-    html = deck.read_text(encoding="utf-8")
-    check_deck_html(html)
-    assert html.count('<aside class="notes">') >= 3, "the prose is in the speaker notes"
-    with chromium_page(width=slides.WIDTH, height=slides.HEIGHT) as page:
-        result = walk_deck(page, deck, f"deck_{lang}_{path.stem}", every_screenshot=False)
-        assert result["total"] == len(result["slides"]) >= 5
-        too_big = [
-            s for s in result["slides"] if s["height"] > slides.HEIGHT or s["width"] > slides.WIDTH or s["wide"]
-        ]
-        assert not too_big, json.dumps(too_big, ensure_ascii=False, indent=1)
-        page.evaluate("Reveal.slide(0, 0)")
-        fonts = platform_fonts(page, ".reveal .slides h1")
-        if lang != "en":
-            korean = [f for f in fonts if f["familyName"] == webfont.SOURCE_FAMILY]
-            assert korean and all(f["isCustomFont"] for f in korean), fonts
-        assert page.blocked == [], "the deck asked the network for something"
+    check_course_deck(source, lang, tmp_path)

@@ -462,14 +462,28 @@ def _build_key(nb: nbformat.NotebookNode, inputs: str) -> str:
     return hashlib.sha256((nbformat.writes(nb) + inputs).encode()).hexdigest()
 
 
-def _execute_task(path: Path, lang: str, key: str, target: Path) -> tuple[float, list[str]]:
-    """Execute edition ``lang`` of ``path`` into ``target`` (in a worker process); returns
-    ``(seconds, problems)``. A cell error raises."""
-    run = execute(path, notebook=edition_notebook(path, lang))
+def execution_key(path: Path, lang: str) -> str:
+    """The key under which :func:`execute_editions` keeps edition ``lang`` of ``path``: a hash of
+    the edition notebook as written (take it before executing) with posviz/ and data/."""
+    return _build_key(edition_notebook(path, lang), _inputs_digest())
+
+
+def store_execution(run, key: str, target: Path) -> Path:
+    """Write the executed notebook of ``run`` (a :class:`tools.nbrun.Run`) to ``target`` under
+    ``key``, so that :func:`execute_editions` reuses it (``out/<lang>/<name>``; a run with
+    problems is stored under a key that never matches). Returns ``target``."""
     run.notebook.metadata["posviz_build_key"] = key if not run.problems else "had-problems"
     run.notebook.metadata["posviz_build_seconds"] = round(run.seconds, 1)
     target.parent.mkdir(parents=True, exist_ok=True)
     nbformat.write(run.notebook, target)
+    return target
+
+
+def _execute_task(path: Path, lang: str, key: str, target: Path) -> tuple[float, list[str]]:
+    """Execute edition ``lang`` of ``path`` into ``target`` (in a worker process); returns
+    ``(seconds, problems)``. A cell error raises."""
+    run = execute(path, notebook=edition_notebook(path, lang))
+    store_execution(run, key, target)
     return run.seconds, run.problems
 
 
