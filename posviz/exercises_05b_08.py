@@ -188,7 +188,7 @@ def check_mrope_position_ids(fn: Callable[[list], object]) -> bool:
          _Text("torch.meshgrid(..., indexing=\"ij\")로 (t, h, w) 격자를 만들고 flatten하면 행 순서가 됩니다.",
                "build the (t, h, w) grid with torch.meshgrid(..., indexing=\"ij\") and flatten it: that is row order.")),
         (dict(advance="hw"),
-         _Text("영상 다음 텍스트를 s + max(h, w)에서 시작했습니다. 프레임 번호가 더 크면 그 뒤에서 이어 가야 합니다.",
+         _Text("동영상 다음 텍스트를 s + max(h, w)에서 시작했습니다. 프레임 번호가 더 크면 그 뒤에서 이어 가야 합니다.",
                "the text after a video starts at s + max(h, w); when the frame ids go higher, it must start past them."),
          _Text("세 행 전체의 최댓값 + 1, 즉 s + max(t, h, w)입니다.", "it is the largest id in all three rows + 1: s + max(t, h, w).")),
     )

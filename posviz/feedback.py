@@ -67,6 +67,7 @@ _INDEX_KO = {
     "position": "위치",
     "token": "토큰",
     "(axis, token)": "(축, 토큰)",
+    "(row, token)": "(행, 토큰)",
     "(axis, position)": "(축, 위치)",
     "(token, axis)": "(토큰, 축)",
     "(position, axis)": "(위치, 축)",
