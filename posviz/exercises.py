@@ -133,7 +133,7 @@ def check_sinusoidal_encoding(fn: Callable[[int, int], object]) -> bool:
             if num_positions > 1 and np.allclose(got[:, :2], expected[:, :2], atol=1e-4):
                 variants.append((got, _Text("짝 0은 맞고 나머지 짝의 각속도가 다릅니다. base나 지수를 확인하세요.",
                                             "pair 0 is right but the other pairs' angular speeds differ: check the base and the exponent."),
-                                 _Text("밑은 10000, 짝 i의 각속도는 10000^(−2i/d_model)입니다.", "the base is 10000; pair i has angular speed 10000^(−2i/d_model).")))
+                                 _Text("base는 10000이고, 짝 i의 각속도는 10000^(−2i/d_model)입니다.", "the base is 10000; pair i has angular speed 10000^(−2i/d_model).")))
             _compare(got, expected, label, atol=1e-4, variants=variants, index_names="(position, column)")
 
     return _grade(title, section, run)
@@ -266,7 +266,7 @@ def check_relative_position_index(fn: Callable[[int, int], object]) -> bool:
         ``True`` if every check passes, else ``False`` (feedback is printed; never raises).
     """
     title = _Text("상대 위치 인덱스", "relative position index")
-    section = _Text("04 노트북 2절(식을 한 항씩)을 다시 보세요: [i, j] = clip(j − i, −k, k) + k.",
+    section = _Text("04 노트북 2절(식을 한 항씩 읽기)을 다시 보세요: [i, j] = clip(j − i, −k, k) + k.",
                     "see notebook 04, section 2 (The equations, term by term): [i, j] = clip(j − i, −k, k) + k.")
 
     def run() -> None:
@@ -297,7 +297,7 @@ def check_relative_position_index(fn: Callable[[int, int], object]) -> bool:
             for other in range(0, seq_len + 2):
                 if other != k:
                     variants.append((np.clip(offsets, -other, other) + other,
-                                     _Text(f"max_relative_position 인자를 쓰지 않은 것 같습니다: 주어진 k = {k} 대신 k = {other}로 계산한 값입니다.",
+                                     _Text(f"max_relative_position 인자를 쓰지 않은 것 같습니다: 주어진 k = {k} 대신 k = {other}일 때의 값입니다.",
                                            f"max_relative_position seems ignored: these are the values for k = {other}, not k = {k}."),
                                      _Text("함수 안의 k를 고정된 숫자가 아니라 인자 max_relative_position으로 쓰세요.",
                                            "use the argument max_relative_position for k, not a fixed number.")))
