@@ -398,7 +398,7 @@ def check_self_attention(fn: Callable[..., object]) -> bool:
              _Text("점수 Q Kᵀ를 √d_k로 나누어야 softmax가 포화되지 않습니다.", "divide Q Kᵀ by √d_k so that the softmax does not saturate.")),
             (_attention(x, w_q, w_k, w_v, scale=math.sqrt(8)),
              _Text("√d_k 대신 √d_model로 나누었습니다.", "the scores are divided by √d_model instead of √d_k."),
-             _Text("나누는 값은 키 벡터의 차원 d_k입니다.", "the scale uses the key dimension d_k.")),
+             _Text("나누는 값은 키 벡터의 차원 d_k의 제곱근, √d_k입니다.", "the scale is the square root of the key dimension, √d_k.")),
             (_attention(x, w_q, w_k, w_v, dim=0),
              _Text("softmax를 잘못된 축(쿼리 축)을 따라 계산했습니다.", "the softmax runs over the wrong axis (queries)."),
              _Text("각 쿼리(행)마다 키들에 대한 가중치의 합이 1이어야 합니다: dim=-1.", "each query's weights over the keys must sum to 1: dim=-1.")),
@@ -437,11 +437,11 @@ def check_embedding_lookup(fn: Callable[[torch.Tensor, torch.Tensor], object]) -
         expected = table.double()[ids].numpy()
         variants = [
             (table.double()[(ids + 1) % 7].numpy(),
-             _Text("토큰 번호가 하나씩 밀렸습니다.", "the token ids are off by one."),
-             _Text("토큰 번호 i는 테이블의 i번 행(0부터 셈)을 고릅니다.", "token id i picks row i of the table (counting from 0).")),
+             _Text("토큰 id가 하나씩 밀렸습니다.", "the token ids are off by one."),
+             _Text("id가 i인 토큰은 테이블의 i번 행(0부터 셈)을 고릅니다.", "token id i picks row i of the table (counting from 0).")),
             (table.double()[(ids - 1) % 7].numpy(),
-             _Text("토큰 번호가 하나씩 밀렸습니다(−1).", "the token ids are off by one (−1)."),
-             _Text("토큰 번호 i는 테이블의 i번 행(0부터 셈)을 고릅니다: 1을 빼지 마세요.", "token id i picks row i of the table (counting from 0): do not subtract 1.")),
+             _Text("토큰 id가 하나씩 밀렸습니다(−1).", "the token ids are off by one (−1)."),
+             _Text("id가 i인 토큰은 테이블의 i번 행(0부터 셈)을 고릅니다: 1을 빼지 마세요.", "token id i picks row i of the table (counting from 0): do not subtract 1.")),
         ]
         _compare(got, expected, label, atol=1e-6, rtol=1e-6, variants=variants, index_names="(token, feature)")
 

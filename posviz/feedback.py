@@ -366,7 +366,7 @@ def _compare(
         raise _Failed(_Text(f"결과가 정수 배열({origin})입니다: 소수 부분이 모두 버려졌습니다.",
                             f"the result is an integer array ({origin}): every fractional part was dropped."),
                       detail,
-                      _Text("결과를 담을 배열을 실수로 만드세요: np.zeros((n, d))는 float64이지만 정수 배열의 np.zeros_like는 정수입니다.",
+                      _Text("결과를 담을 배열을 실수(float) 배열로 만드세요: np.zeros((n, d))는 float64이지만 정수 배열의 np.zeros_like는 정수입니다.",
                             "make the output array a float one: np.zeros((n, d)) is float64, np.zeros_like of an integer array is not."))
     for variant, what, hint in variants:
         if variant.shape == got.shape and np.allclose(got, variant, atol=atol, rtol=rtol):
