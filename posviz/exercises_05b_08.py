@@ -110,10 +110,10 @@ def check_unpermute_qk_rows(fn: Callable[[torch.Tensor, int], object]) -> bool:
             variants = [
                 (permute_qk_rows(weight, num_heads).double().numpy(),
                  _Text("반대 방향(Hugging Face → GGUF) 순열을 적용했습니다.", "this is the inverse permutation (Hugging Face → GGUF)."),
-                 _Text("GGUF 행 2i와 2i+1이 Hugging Face의 i와 i + head_dim/2로 가야 합니다.", "GGUF rows 2i and 2i+1 must go to Hugging Face rows i and i + head_dim/2.")),
+                 _Text("GGUF 행 2i와 2i+1이 Hugging Face의 행 i와 i + head_dim/2로 가야 합니다.", "GGUF rows 2i and 2i+1 must go to Hugging Face rows i and i + head_dim/2.")),
                 (unpermute_qk_rows(weight, 1).double().numpy(),
                  _Text("헤드를 나누지 않고 전체 행에 한 번에 순열을 적용했습니다.", "the permutation was applied across all rows at once (heads ignored)."),
-                 _Text("행을 (num_heads, head_dim, in_features)로 나눈 뒤 헤드마다 순서를 바꾸세요.", "split the rows into (num_heads, head_dim, in_features) and reorder within each head.")),
+                 _Text("행을 (num_heads, head_dim, in_features) 모양으로 나눈 뒤 헤드마다 순서를 바꾸세요.", "split the rows into (num_heads, head_dim, in_features) and reorder within each head.")),
                 (weight.double().numpy(),
                  _Text("행 순서가 그대로입니다.", "the rows are unchanged."),
                  _Text("헤드마다 짝수 행을 앞 절반, 홀수 행을 뒤 절반으로 모으세요.", "within each head, gather the even rows first, then the odd rows.")),
