@@ -124,8 +124,8 @@ def mixed_rope_2d(
 
     Each pair rotates along its own direction ``(f_row[j], f_col[j])`` of the image plane, so a
     score ``⟨R(p)q, R(p')k⟩`` depends on ``p' − p`` only, and a pair with both frequencies
-    non-zero responds to diagonal offsets, which axial RoPE cannot (every axial pair sees one
-    axis). In RoPE-Mixed the frequencies are learned, per head and layer; Heo et al. start them
+    non-zero responds to diagonal offsets, which no axial pair does (every axial pair sees one
+    axis; an axial score f(Δr) + g(Δc) depends on Δr + Δc alone only as a straight ramp). In RoPE-Mixed the frequencies are learned, per head and layer; Heo et al. start them
     at the base-10 axial magnitudes along a random direction per head (their RoPE-Axial uses
     base 100). Axial RoPE is the special case
     :func:`axial_frequencies_2d`.
@@ -348,6 +348,11 @@ def qwen2_vl_rope_index(segments: Sequence, *, spatial_merge_size: int = 2) -> t
     (``h · spatial_merge_size``, ``w · spatial_merge_size``), and returns its ids. For reading
     :func:`mrope_position_ids` beside the reference; the tests use it as their oracle.
 
+    No ``<|vision_start|>`` / ``<|vision_end|>`` tokens are laid out, so two images (or two
+    videos) with no text segment between them are refused: ``get_rope_index`` would read their
+    tokens as one grid. Real prompts have those marker tokens between grids; write them here as a
+    text segment, e.g. ``[2, (1, 2, 2), 2, (1, 2, 3), 1]``.
+
     Args:
         segments: as :func:`mrope_position_ids` (grids in the language model's units).
         spatial_merge_size: Qwen2-VL merges ``2 × 2`` encoder patches into one token.
@@ -359,8 +364,16 @@ def qwen2_vl_rope_index(segments: Sequence, *, spatial_merge_size: int = 2) -> t
         ImportError: unless ``transformers`` 5.x is installed with PyTorch (``ModuleNotFoundError``,
             its subclass, when it is missing).
         TypeError / ValueError: for bad segments, as :func:`mrope_position_ids`.
+        ValueError: for two images (or two videos) with no text segment between them.
     """
     mrope_position_ids(segments)  # validate first
+    kinds = [0 if not isinstance(s, (tuple, list)) else 1 if int(s[0]) == 1 else 2 for s in segments]
+    for index in range(1, len(kinds)):
+        if kinds[index] and kinds[index] == kinds[index - 1]:
+            kind = "images" if kinds[index] == 1 else "videos"
+            raise ValueError(f"segments {index - 1} and {index} are two {kind} with no text between them: Hugging Face's "
+                             f"get_rope_index would read their tokens as one grid; put a text segment between them "
+                             f"(real prompts have <|vision_end|> and <|vision_start|> tokens there)")
     merge = check_int("spatial_merge_size", spatial_merge_size, minimum=1)
     import transformers
 

@@ -9,8 +9,9 @@ seed takes about 5 minutes of CPU time (all five methods). Seeds can run in part
     python scripts/vision_experiment.py --merge a.json b.json    # combine parts into vision_full.json
 
 The stored file was made in three parts: seeds 0–2 and seeds 3–4 with every method, when the
-learned table started at std 0.02, and then the learned table alone on every seed at
-``table_std`` (see ``merge``).
+learned table started at std 0.02, and the learned table alone on every seed at ``table_std``
+(see ``merge``), started after the first part had finished, while the second was still running
+(data/README.md gives the times).
 """
 
 from __future__ import annotations

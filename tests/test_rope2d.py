@@ -154,11 +154,6 @@ def test_mrope_ids_of_a_small_prompt_by_hand():
     assert ids.dtype == torch.int64 and ids.tolist() == expected
 
 
-def _hf_rope_index(model, segments):
-    """Hugging Face get_rope_index on the prompt ``segments`` (posviz only lays the prompt out)."""
-    return posviz.qwen2_vl_rope_index(segments)
-
-
 @pytest.mark.parametrize(
     "segments",
     [
@@ -169,18 +164,27 @@ def _hf_rope_index(model, segments):
     ],
 )
 def test_mrope_ids_equal_hugging_face_get_rope_index(segments):
-    _, model = _tiny_qwen2_vl()
-    torch.testing.assert_close(posviz.mrope_position_ids(segments), _hf_rope_index(model, segments))
+    """posviz.qwen2_vl_rope_index only lays the prompt out; the ids are Hugging Face's get_rope_index."""
+    _qwen2_vl()  # skips without transformers 5
+    torch.testing.assert_close(posviz.mrope_position_ids(segments), posviz.qwen2_vl_rope_index(segments))
+
+
+def test_the_hugging_face_layout_refuses_two_grids_of_one_kind_in_a_row():
+    """No vision_start/end tokens are laid out, so HF would read two adjacent images as one grid."""
+    for segments in ([2, (1, 2, 2), (1, 2, 3), 1], [(2, 2, 2), (3, 1, 2)]):
+        assert posviz.mrope_position_ids(segments).shape[0] == 3  # the paper's rule itself has no such limit
+        with pytest.raises(ValueError, match="no text between them"):
+            posviz.qwen2_vl_rope_index(segments)
 
 
 def test_a_video_with_more_frames_than_rows_continues_past_its_frames():
     """The paper's max + 1 rule; transformers 5.x continues at start + max(h, w) here, 4.x at max + 1."""
-    _, model = _tiny_qwen2_vl()
+    _qwen2_vl()  # skips without transformers 5
     segments = [2, (4, 2, 2), 3]
     ours = posviz.mrope_position_ids(segments)
     assert ours[:, 18:].tolist() == [[6, 7, 8]] * 3  # 2 + max(4, 2, 2)
     assert ours[0, 2:18].max() == 5
-    hf = _hf_rope_index(model, segments)
+    hf = posviz.qwen2_vl_rope_index(segments)
     torch.testing.assert_close(ours[:, :18], hf[:, :18])
     assert hf[:, 18:].tolist() in ([[4, 5, 6]] * 3, [[6, 7, 8]] * 3)  # 2 + max(h, w), or 2 + max(t, h, w)
 
