@@ -417,7 +417,8 @@ def check_embedding_lookup(fn: Callable[[torch.Tensor, torch.Tensor], object]) -
     The contract: ``token_ids`` is an int64 tensor ``(seq_len,)`` with values in
     ``0 … vocab_size−1`` (repeats allowed), ``table`` a float tensor ``(vocab_size, d_model)``;
     the result is row ``token_ids[t]`` of ``table`` for every ``t`` (equal to
-    ``one_hot(token_ids) @ table``). Catches among others: ids off by one, returning the one-hot
+    ``one_hot(token_ids) @ table``). Catches among others: ids off by one in either direction (each
+    with its own message), and, through the generic wrong-shape message, returning the one-hot
     matrix, multiplying by the transposed table, and summing the rows.
 
     Returns:
