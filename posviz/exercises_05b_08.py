@@ -153,7 +153,8 @@ def check_mrope_position_ids(fn: Callable[[list], object]) -> bool:
     (``int``) and vision grids ``(t, h, w)``; text advances all three rows together; a grid gets
     ``(s + τ, s + i, s + j)`` listed frame by frame and row by row; what follows starts at one past
     the largest id so far. Tried on prompts with text first and last, an image first, non-square
-    grids, a video, two grids in a row, and a video with more frames than rows and columns.
+    grids, a video, two grids in a row, a video with more frames than rows and columns, and text
+    alone (where the three rows are all ``0 … n − 1``: still three rows, not one).
     Catches among others: text that continues by the number of vision tokens instead of
     max + 1, rows and columns swapped, a grid flattened column by column, and continuing after
     a video at ``s + max(h, w)`` (ignoring the frames).
@@ -172,6 +173,7 @@ def check_mrope_position_ids(fn: Callable[[list], object]) -> bool:
         [(1, 3, 2), 4],
         [2, (2, 2, 3), (1, 2, 2), 1],
         [1, (3, 2, 2), 2],
+        [5],
     )
     mistakes = (
         (dict(advance="count"),

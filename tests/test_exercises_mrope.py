@@ -87,6 +87,17 @@ def test_other_wrong_answers_are_rejected_without_raising(capsys):
     assert "index 99" in capsys.readouterr().out
 
 
+def test_text_alone_must_still_give_three_rows(capsys):
+    def one_row_for_text(segments):  # "text only is plain 1-D RoPE", so one row of positions
+        if all(isinstance(s, int) for s in segments):
+            return torch.arange(sum(segments))
+        return mrope_answer(segments)
+
+    assert exercises.check_mrope_position_ids(one_row_for_text) is False
+    out = capsys.readouterr().out
+    assert "input: segments=[5]" in out and "(3, 5)" in out
+
+
 def test_the_checker_passes_the_learner_a_fresh_list():
     def mutating(segments):
         out = posviz.mrope_position_ids(segments)
