@@ -43,6 +43,7 @@ def test_environment_yml_matches_pyproject():
     pip_section = next(d["pip"] for d in env["dependencies"] if isinstance(d, dict))
     assert "-e ." in pip_section
     assert set(project["optional-dependencies"]["llm"]) <= set(pip_section), "notebook 07's [llm] extra goes under pip:"
+    assert set(project["optional-dependencies"]["vision"]) <= set(pip_section), "notebook 08's [vision] extra goes under pip:"
     assert project["requires-python"] == ">=3.10"
 
 
