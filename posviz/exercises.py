@@ -438,7 +438,7 @@ def check_embedding_lookup(fn: Callable[[torch.Tensor, torch.Tensor], object]) -
         expected = table.double()[ids].numpy()
         variants = [
             (table.double()[(ids + 1) % 7].numpy(),
-             _Text("토큰 id가 하나씩 밀렸습니다.", "the token ids are off by one."),
+             _Text("토큰 id가 하나씩 밀렸습니다(+1).", "the token ids are off by one (+1)."),
              _Text("id가 i인 토큰은 테이블의 i번 행(0부터 셈)을 고릅니다.", "token id i picks row i of the table (counting from 0).")),
             (table.double()[(ids - 1) % 7].numpy(),
              _Text("토큰 id가 하나씩 밀렸습니다(−1).", "the token ids are off by one (−1)."),
