@@ -165,8 +165,8 @@ def check_mrope_position_ids(fn: Callable[[list], object]) -> bool:
 
     title = _Text("M-RoPE 위치 번호", "M-RoPE position ids")
     section = _Text(
-        "08 노트북 4절을 다시 보세요: 텍스트는 세 행이 함께 1씩, 격자는 (s + τ, s + i, s + j), 그다음은 지금까지의 최댓값 + 1에서 시작합니다.",
-        "see notebook 08 §4: text moves all three rows by 1, a grid gets (s + τ, s + i, s + j), and what follows starts at the largest id so far + 1.",
+        "08 노트북 4절(M-RoPE)을 다시 보세요: 텍스트는 세 행이 함께 1씩, 격자는 (s + τ, s + i, s + j), 그다음은 지금까지의 최댓값 + 1에서 시작합니다.",
+        "see notebook 08, section 4 (M-RoPE): text moves all three rows by 1, a grid gets (s + τ, s + i, s + j), and what follows starts at the largest id so far + 1.",
     )
     prompts = (
         [3, (1, 2, 3), 2],
@@ -190,8 +190,8 @@ def check_mrope_position_ids(fn: Callable[[list], object]) -> bool:
          _Text("torch.meshgrid(..., indexing=\"ij\")로 (t, h, w) 격자를 만들고 flatten하면 행 순서가 됩니다.",
                "build the (t, h, w) grid with torch.meshgrid(..., indexing=\"ij\") and flatten it: that is row order.")),
         (dict(advance="hw"),
-         _Text("동영상 다음 텍스트를 s + max(h, w)에서 시작했습니다. 프레임 번호가 더 크면 그 뒤에서 이어 가야 합니다.",
-               "the text after a video starts at s + max(h, w); when the frame ids go higher, it must start past them."),
+         _Text("동영상 다음 텍스트를 s + max(h, w)에서 시작했습니다. 시간 번호가 더 크면 그 뒤에서 이어 가야 합니다.",
+               "the text after a video starts at s + max(h, w); when the time ids go higher, it must start past them."),
          _Text("세 행 전체의 최댓값 + 1, 즉 s + max(t, h, w)입니다.", "it is the largest id in all three rows + 1: s + max(t, h, w).")),
     )
 
