@@ -151,6 +151,11 @@ def test_a_korean_page_is_drawn_with_the_web_font_in_chromium(site):
             }"""
         )
         fonts = platform_fonts(page, "#korean-probe")
+        # a code line wider than the page scrolls; nothing is cut off by overflow: hidden
+        cut = page.evaluate(
+            """() => [...document.querySelectorAll('.jp-Cell *')].filter(
+                e => e.scrollWidth > e.clientWidth + 1 && getComputedStyle(e).overflowX === 'hidden').length"""
+        )
         path = screenshot(page, f"site_ko_{FIRST[:2]}")
         assert page.evaluate("document.fonts.check('16px \"" + webfont.FAMILY + "\"', '가')")
         blocked = page.blocked
@@ -160,6 +165,7 @@ def test_a_korean_page_is_drawn_with_the_web_font_in_chromium(site):
     assert web[0]["glyphCount"] >= hangul, fonts
     assert sum(f["glyphCount"] for f in fonts if f not in web) <= len(text) - hangul, "no Hangul fell back"
     assert blocked == [], f"the page asked the network for {blocked}"
+    assert cut == 0, f"{cut} element(s) cut off their content"
     assert path.stat().st_size > 10_000
 
 
