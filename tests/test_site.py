@@ -54,11 +54,15 @@ def test_every_local_link_of_the_site_resolves(site):
     assert "sentences.json" in (site / "data" / "README.html").read_text(encoding="utf-8")
     index = (site / "index.html").read_text(encoding="utf-8")
     assert index.count('<a href="ko/') == index.count('<a href="en/') == index.count('<a href="both/') == 2
+    assert "three editions: bilingual, Korean and English" in index
 
 
 def test_a_narrowed_build_links_only_to_what_it_built(tmp_path):
     out = _site(tmp_path, {"ko": [FIRST]})
     assert website.dead_links(out) == []
+    index = (out / "index.html").read_text(encoding="utf-8")
+    assert "The editions in this build: 한국어" in index and "course.py site" in index, "the index says what it holds"
+    assert "three editions: bilingual" not in index
     page = (out / "ko" / f"{FIRST}.html").read_text(encoding="utf-8")
     assert "../en/" not in page and "../both/" not in page, "no link to editions that were not built"
     assert 'class="not-built"' in page, "links to notebooks that were not built became plain text"

@@ -421,9 +421,15 @@ def _index_page(rows: dict[str, list[tuple[str, str]]]) -> str:
             f'<section lang="{LABELS[lang]["html_lang"]}"><h2>{LABELS[lang]["name"]}</h2><ul>{items}</ul></section>'
         )
     title = "트랜스포머의 위치 인코딩 · Positional Encoding in Transformers"
+    if len(rows) == len(EDITIONS):
+        about = """실행된 노트북을 세 가지 판으로 봅니다: 한·영 병기, 한국어, 영어. 그림은 각 판의 언어로 그려져 있습니다.<br>
+The executed notebooks in three editions: bilingual, Korean and English, with figures drawn in each edition's language."""
+    else:  # a narrowed build (course.py run builds the bilingual edition only)
+        built = " · ".join(LABELS[lang]["name"] for lang in rows)
+        about = f"""이 빌드에 있는 판: {built}. 세 판(한·영 병기, 한국어, 영어)을 모두 만들려면 <code>python3 course.py site</code>를 실행하세요.<br>
+The editions in this build: {built}. To build all three (bilingual, Korean and English), run <code>python3 course.py site</code>."""
     body = f"""<h1>{title}</h1>
-<p>실행된 노트북을 세 가지 판으로 봅니다: 한·영 병기, 한국어, 영어. 그림은 각 판의 언어로 그려져 있습니다.<br>
-The executed notebooks in three editions: bilingual, Korean and English, with figures drawn in each edition's language.</p>
+<p>{about}</p>
 <main>
 {"".join(columns)}
 </main>
