@@ -70,12 +70,12 @@ from .feedback import (  # noqa: F401 - re-exported for checkers appended to thi
     _check_shape,
     _compare,
     _Failed,
-    _first_mismatch,
     _grade,
     _lines,
     _NotAttempted,
     _say,
     _Text,
+    _worst_mismatch,
     notebook_implementation,
 )
 

@@ -290,11 +290,17 @@ def _check_shape(got: np.ndarray, shape: tuple[int, ...], label: str) -> None:
 # --- comparing with the reference ------------------------------------------------------------
 
 
-def _first_mismatch(got: np.ndarray, expected: np.ndarray, atol: float, rtol: float) -> tuple[int, ...] | None:
+def _worst_mismatch(got: np.ndarray, expected: np.ndarray, atol: float, rtol: float) -> tuple[int, ...] | None:
+    """The index where ``got`` misses ``expected`` by the most (beyond the tolerance), or None if
+    it never does; a NaN or infinite value counts as the worst. Showing the worst place, not the
+    first, keeps a real mistake from looking like a rounding slip."""
     bad = ~np.isclose(got, expected, atol=atol, rtol=rtol)
     if not bad.any():
         return None
-    return tuple(int(i) for i in np.argwhere(bad)[0])
+    with np.errstate(invalid="ignore", over="ignore"):
+        excess = np.abs(np.asarray(got, dtype=np.float64) - expected) - (atol + rtol * np.abs(expected))
+    excess = np.where(np.isfinite(excess), excess, np.inf)
+    return tuple(int(i) for i in np.unravel_index(int(np.argmax(np.where(bad, excess, -np.inf))), bad.shape))
 
 
 def _tolerance(atol: float, rtol: float) -> str:
@@ -316,14 +322,15 @@ def _compare(
     describe: Callable[[tuple[int, ...]], _Text] | None = None,
     show_arrays: bool = False,
 ) -> None:
-    """Raise ``_Failed`` with a counter-example, the gap and a diagnosis, if ``got`` differs from ``expected``.
+    """Raise ``_Failed`` with a counter-example (the place of the largest miss), the gap and a
+    diagnosis, if ``got`` differs from ``expected``.
 
     ``variants`` are known mistakes ``(values, what, hint)``, tried in order; ``describe`` names
     the mismatch in the exercise's own terms (e.g. position m and pair i); ``show_arrays`` prints
     both arrays when they are small.
     """
     got = np.asarray(got) if not isinstance(got, np.ndarray) else got
-    where = _first_mismatch(got, expected, atol, rtol)
+    where = _worst_mismatch(got, expected, atol, rtol)
     if where is None:
         return
     if isinstance(index_names, str):

@@ -241,11 +241,26 @@ def test_the_notebooks_implementation_is_labelled(capsys):
     assert "implementation" not in capsys.readouterr().out
 
 
+def test_the_counter_example_is_the_largest_miss_not_the_first():
+    from posviz import feedback
+
+    expected = np.zeros(8)
+    got = expected.copy()
+    got[0], got[5], got[6] = 2e-4, 0.87, np.nan  # a rounding-sized miss first, a real one later, then a NaN
+    assert feedback._worst_mismatch(got, expected, 1e-4, 0.0) == (6,)
+    got[6] = 0.0
+    assert feedback._worst_mismatch(got, expected, 1e-4, 0.0) == (5,)
+    assert feedback._worst_mismatch(expected, expected, 1e-4, 0.0) is None
+    with pytest.raises(feedback._Failed) as failed:
+        feedback._compare(got, expected, "x", atol=1e-4)
+    assert "at index 5: expected 0, got 0.87" in str(failed.value.detail.en)
+
+
 def test_the_harness_names_stay_importable_from_exercises():
     from posviz import feedback
 
     for name in ("_Text", "_Failed", "_NotAttempted", "_say", "_grade", "_call", "_as_array", "_check_shape",
-                 "_first_mismatch", "_compare"):
+                 "_worst_mismatch", "_compare"):
         assert getattr(exercises, name) is getattr(feedback, name)
     # a checker written the old way (plain-string detail) still works
     def check_old_style(fn):
