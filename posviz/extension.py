@@ -12,8 +12,9 @@ factor ``s`` and every rule of
   ``finetune_fraction`` of the original steps, with the same number of tokens per step
   (batch size ``batch_size / s``), the same data for every rule; then evaluated the same way.
 
-Every evaluation records the per-position loss (nats, averaged over the held-out sequences):
-the curve the PI and YaRN papers plot as perplexity against context length.
+Every evaluation records the per-position loss (nats, averaged over the held-out sequences): a
+within-window counterpart of the PI and YaRN papers' curves of perplexity against the evaluation
+window length (related, not the same plot).
 
 ``"dynamic"`` uses YaRN §3.3's rule ``s = max(1, L/L₀)`` for the current length ``L`` (Hugging
 Face ``"dynamic"`` with ``factor = 1``). It is scored block by block, a coarse version of
@@ -33,14 +34,18 @@ Run the full configuration from the repository root (writes
 
     python -m posviz.extension --preset full
 
-or, on a machine with free cores, one process per seed and a merge (what produced the file)::
+or, on a machine with free cores, in parts (by seed) and a merge. The stored file was made this
+way: every rule in one run, seeds 0 and 1 and seed 2 as two single-thread processes side by side,
+then merged (the file's ``parts`` record each part)::
 
-    python -m posviz.extension --seeds 0 --out part0.json   # likewise --seeds 1, --seeds 2
-    python -m posviz.extension --merge part0.json part1.json part2.json
+    python -m posviz.extension --seeds 0 1 --out part0.json
+    python -m posviz.extension --seeds 2 --out part1.json
+    python -m posviz.extension --merge part0.json part1.json
 
-A rule added later is run alone (per seed, retraining the same base models) and added to the
+A rule added later can be run alone (per seed, retraining the same base models) and added to a
 stored file, whose other runs stay as they are; the retrained base models must agree with the
-stored ones, and a rerun of a stored rule can come along as a control (what added the ablation)::
+stored ones, and a rerun of a stored rule can come along as a control (the stored file needed no
+such step: its ablation ran with the other rules)::
 
     python -m posviz.extension --rules yarn_no_temperature --seeds 0 --out ab0.json   # likewise 1, 2
     python -m posviz.extension --rules yarn --seeds 0 --out control0.json
@@ -116,7 +121,8 @@ class ExtensionConfig:
         factors: target lengths as multiples of ``train_len``.
         finetune_fraction: fine-tuning steps as a fraction of ``steps`` (the same for every rule).
         finetune_lr: AdamW learning rate of the fine-tune (not tuned).
-        eval_samples: held-out sequences per evaluation (same for every rule at one length; new per length).
+        eval_samples: held-out sequences per evaluation: the same windows for every rule, seed and
+            length (each length scores the first characters of the windows of the longest).
         curve_bin: positions per bin of the stored per-position loss curves.
         d_model, num_heads, num_layers: model size (06's full configuration by default).
     """
@@ -175,8 +181,7 @@ class ExtensionConfig:
 
 
 #: What ``python -m posviz.extension --preset full`` runs: every rule and the ablation (about
-#: 12 CPU-minutes in all with one thread: 11 for the six rules; run alone, with the base models
-#: retrained, the ablation took 1.3–1.5 CPU-minutes per seed).
+#: 13 CPU-minutes with one thread; the stored file records 13.2 CPU-minutes over its two parts).
 EXTENSION_FULL = ExtensionConfig(name="context_extension_full", rules=EXTENSION_RULES)
 
 #: The live version of notebook 05b (well under a minute on 2 cores).

@@ -219,3 +219,18 @@ def test_stored_results_with_the_older_keys_load_with_rule_names(tmp_path):
     assert data["runs"] == [{"rule": "yarn", "seed": 0}]
     stored = load_extension_results(results_dir() / "context_extension_full.json")
     assert set(stored["config"]["rules"]) == {r["rule"] for r in stored["runs"]}
+
+
+def test_module_docstring_says_how_the_stored_file_was_made():
+    """The recipe in posviz.extension's docstring and the cost in its source match the stored file."""
+    import inspect
+
+    import posviz.extension as extension
+
+    stored = load_extension_results(results_dir() / "context_extension_full.json")
+    doc = extension.__doc__
+    for part in stored["parts"]:
+        assert f"--seeds {' '.join(map(str, part['seeds']))} --out" in doc
+    if not any("rules" in part for part in stored["parts"]):  # parts added by --add-rules name their rules
+        assert "what added the ablation" not in doc
+    assert f"{stored['cpu_seconds'] / 60:.1f} CPU-minutes" in inspect.getsource(extension)
