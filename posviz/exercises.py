@@ -220,7 +220,7 @@ def check_apply_rope(fn: Callable[[torch.Tensor, torch.Tensor], object]) -> bool
                 (ref(frequencies=from_one),
                  _Text("짝 번호 i를 1부터 센 것 같습니다: 모든 짝이 돌지만, 짝 i가 θ_(i+1)로 한 단계 느리게 돕니다.",
                        "the pair index seems counted from 1: every pair turns, but pair i turns at θ_(i+1), one step too slow."),
-                 _Text("논문은 i를 1부터 세어 θ_i = 10000^(−2(i−1)/d)로 씁니다. 0부터 세는 코드에서는 θ_i = 10000^(−2i/d)이고 짝 0은 토큰마다 1라디안씩 돕니다.",
+                 _Text("논문은 i를 1부터 세어 θ_i = 10000^(−2(i−1)/d)로 씁니다. 0부터 세는 코드에서는 θ_i = 10000^(−2i/d)이고 짝 0은 토큰마다 1 라디안씩 돕니다.",
                        "the paper counts i from 1 and writes θ_i = 10000^(−2(i−1)/d); counting from 0, θ_i = 10000^(−2i/d) and pair 0 turns by 1 radian per token.")),
                 (ref(positions + 1),
                  _Text("위치가 하나씩 밀렸습니다(+1).", "the positions are off by one (+1)."),
