@@ -35,7 +35,7 @@ Run the full configuration from the repository root (writes
     python -m posviz.extension --preset full
 
 or, on a machine with free cores, in parts (by seed) and a merge. The stored file was made this
-way: every rule in one run, seeds 0 and 1 and seed 2 as two single-thread processes side by side,
+way: every rule in one run, seeds 0 and 1 and seed 2 as two single-thread processes, one after the other,
 then merged (the file's ``parts`` record each part)::
 
     python -m posviz.extension --seeds 0 1 --out part0.json
