@@ -166,7 +166,7 @@ def check_mrope_position_ids(fn: Callable[[list], object]) -> bool:
 
     title = _Text("M-RoPE 위치 번호", "M-RoPE position ids")
     section = _Text(
-        "08 노트북 4절(M-RoPE)을 다시 보세요: 텍스트는 세 행이 함께 1씩, 격자는 (s + τ, s + i, s + j), 그다음은 지금까지의 최댓값 + 1에서 시작합니다.",
+        "08 노트북 4절(M-RoPE)을 다시 보세요: 텍스트는 세 번호(t, h, w)가 함께 1씩 늘고, 격자는 (s + τ, s + i, s + j)를 받으며, 그다음은 지금까지의 최댓값 + 1에서 시작합니다.",
         "see notebook 08, section 4 (M-RoPE): text moves all three rows by 1, a grid gets (s + τ, s + i, s + j), and what follows starts at the largest id so far + 1.",
     )
     prompts = (
@@ -193,7 +193,7 @@ def check_mrope_position_ids(fn: Callable[[list], object]) -> bool:
         (dict(advance="hw"),
          _Text("동영상 다음 텍스트를 s + max(h, w)에서 시작했습니다. 시간 번호가 더 크면 그 뒤에서 이어 가야 합니다.",
                "the text after a video starts at s + max(h, w); when the time ids go higher, it must start past them."),
-         _Text("세 행 전체의 최댓값 + 1, 즉 s + max(t, h, w)입니다.", "it is the largest id in all three rows + 1: s + max(t, h, w).")),
+         _Text("다음 번호는 세 행 전체의 최댓값 + 1, 즉 s + max(t, h, w)입니다.", "it is the largest id in all three rows + 1: s + max(t, h, w).")),
     )
 
     def run() -> None:
