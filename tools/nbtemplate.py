@@ -63,9 +63,9 @@ def setup_code(lang: str = "both") -> str:
     url = repo_url()
     folder = "/content/" + url.rsplit("/", 1)[-1]
     heading = {
-        "both": "# Setup · 설정 (on Colab this first fetches the course code and data; elsewhere it only imports)",
-        "en": "# Setup (on Colab this first fetches the course code and data; elsewhere it only imports)",
-        "ko": "# 설정 (Colab에서는 먼저 강좌 코드와 데이터를 받아 오고, 다른 곳에서는 불러오기만 합니다)",
+        "both": "# Setup · 설정 (on Colab this first fetches the course code and data; elsewhere it downloads nothing)",
+        "en": "# Setup (on Colab this first fetches the course code and data; elsewhere it downloads nothing)",
+        "ko": "# 설정 (Colab에서는 먼저 강좌 코드와 데이터를 받아 오고, 다른 곳에서는 아무것도 내려받지 않습니다)",
     }[lang]
     return f'''{heading}
 import sys
