@@ -80,6 +80,12 @@ def walk_deck(page, deck: Path, name: str, every_screenshot: bool = True) -> dic
     return result
 
 
+def oversized(result: dict) -> list[dict]:
+    """The slides of a :func:`walk_deck` result taller or wider than the 1280×720 screen, or with
+    something drawn past the slide's edge."""
+    return [s for s in result["slides"] if s["height"] > slides.HEIGHT or s["width"] > slides.WIDTH or s["wide"]]
+
+
 def check_course_deck(source: Path, lang: str, out: Path) -> None:
     """Build the deck of the executed notebook ``source`` (edition ``lang``) in ``out`` and walk it:
     every slide at most 1280×720 with its fragments shown, speaker notes present, nothing asked of
@@ -98,11 +104,7 @@ def check_course_deck(source: Path, lang: str, out: Path) -> None:
     with chromium_page(width=slides.WIDTH, height=slides.HEIGHT) as page:
         result = walk_deck(page, deck, f"deck_{lang}_{Path(source).stem}", every_screenshot=False)
         assert result["total"] == len(result["slides"]) >= 5
-        too_big = [
-            s
-            for s in result["slides"]
-            if s["height"] > slides.HEIGHT or s["width"] > slides.WIDTH or s["wide"]
-        ]
+        too_big = oversized(result)
         assert not too_big, json.dumps(too_big, ensure_ascii=False, indent=1)
         page.evaluate("Reveal.slide(0, 0)")
         fonts = platform_fonts(page, ".reveal .slides h1")

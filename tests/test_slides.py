@@ -14,7 +14,7 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from decks import check_course_deck, check_deck_html, walk_deck
+from decks import check_course_deck, check_deck_html, oversized, walk_deck
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
 from tools import editions, languages, nbtemplate, slides, webfont, website
@@ -156,11 +156,7 @@ def test_decks_fit_a_16_9_screen_offline_and_draw_hangul_with_the_web_font(tmp_p
         for lang, deck in decks.items():
             result = walk_deck(page, deck, f"slides_{lang}")
             assert result["total"] == len(result["slides"]) >= 8
-            too_big = [
-                s
-                for s in result["slides"]
-                if s["height"] > slides.HEIGHT or s["width"] > slides.WIDTH or s["wide"]
-            ]
+            too_big = oversized(result)
             assert not too_big, json.dumps(too_big, ensure_ascii=False, indent=1)
             page.evaluate("Reveal.slide(0, 0)")
             fonts = platform_fonts(page, ".reveal .slides h1")
