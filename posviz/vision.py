@@ -435,6 +435,8 @@ def run_vision_experiment(config: VisionConfig = LIVE_PRESET, *, verbose: bool =
         "fitted": bool, "final_loss", "seconds"}], "provenance": provenance()}``; the grids are
         string keys (JSON).
     """
+    from .style import t  # the printed lines follow the language setting (posviz.setup)
+
     start, cpu_start = time.perf_counter(), time.process_time()
     runs = []
     for seed in config.seeds:
@@ -447,8 +449,6 @@ def run_vision_experiment(config: VisionConfig = LIVE_PRESET, *, verbose: bool =
             runs.append({"method": method, "seed": seed, "accuracy": accuracy, "fitted": bool(fitted),
                          "final_loss": float(np.mean(losses[-20:])), "seconds": time.perf_counter() - t0})
             if verbose:
-                from .style import t  # the printed lines follow the language setting (posviz.setup)
-
                 print(t("시드", "seed") + f" {seed} {method:>10}: " + " ".join(f"{g}×{g} {a:.2f}" for g, a in accuracy.items())
                       + ("" if fitted else t("  (기준 미달)", "  (not fitted)")), flush=True)
     return {"config": asdict(config), "runs": runs, "provenance": provenance(start, cpu_start)}
