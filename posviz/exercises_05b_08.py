@@ -184,16 +184,17 @@ def check_mrope_position_ids(fn: Callable[[list], object]) -> bool:
                "the largest id a grid uses is s + max(t, h, w) − 1, so the next token gets s + max(t, h, w).")),
         (dict(swap=True),
          _Text("높이(행)와 너비(열) 번호가 뒤바뀌었습니다.", "the height (row) and width (column) ids are swapped."),
-         _Text("둘째 행은 패치의 행 번호 i, 셋째 행은 열 번호 j입니다.", "the second row holds the patch's row i, the third its column j.")),
+         _Text("결과의 둘째 행(h)에는 패치의 행 번호 i가, 셋째 행(w)에는 열 번호 j가 들어갑니다.",
+               "in the result, the second row (h) holds the patch's row i and the third row (w) its column j.")),
         (dict(column_major=True),
-         _Text("격자를 열 순서로 펼쳤습니다. 패치는 행 순서(한 행의 열을 먼저)로 나옵니다.",
-               "the grid is flattened column by column; patches come row by row (the columns of one row first)."),
+         _Text("격자를 열 순서로 펼쳤습니다. 토큰은 행 순서로 놓입니다(한 행의 열을 모두 나열한 뒤 다음 행으로).",
+               "the grid is flattened column by column; tokens are listed row by row (all columns of one row, then the next row)."),
          _Text("torch.meshgrid(..., indexing=\"ij\")로 (t, h, w) 격자를 만들고 flatten하면 행 순서가 됩니다.",
                "build the (t, h, w) grid with torch.meshgrid(..., indexing=\"ij\") and flatten it: that is row order.")),
         (dict(advance="hw"),
          _Text("동영상 다음 텍스트를 s + max(h, w)에서 시작했습니다. 시간 번호가 더 크면 그 뒤에서 이어 가야 합니다.",
                "the text after a video starts at s + max(h, w); when the time ids go higher, it must start past them."),
-         _Text("다음 번호는 세 행 전체의 최댓값 + 1, 즉 s + max(t, h, w)입니다.", "it is the largest id in all three rows + 1: s + max(t, h, w).")),
+         _Text("다음 번호는 세 행 전체의 최댓값 + 1, 즉 s + max(t, h, w)입니다.", "the next id is the largest id in all three rows + 1: s + max(t, h, w).")),
     )
 
     def run() -> None:
