@@ -4,7 +4,7 @@ Each ``check_*`` function takes the learner's function, runs it on chosen inputs
 result with the tested reference in ``posviz`` and returns ``True`` or ``False``. It prints
 feedback in the figure language set by :func:`posviz.setup` (``"ko"``, ``"en"`` or ``"both"``):
 which mistake the answer equals (or which property failed), a counter-example the learner can
-rebuild (the input, the first mismatch, the largest gap next to the tolerance) and a hint that
+rebuild (the input, the place of the largest mismatch, the largest gap next to the tolerance) and a hint that
 names the notebook section that explains it. In ``"ko"`` every line is Korean.
 
 A checker never raises because of the learner's answer: a wrong value, shape or dtype, an

@@ -12,7 +12,7 @@ to its exercise:
 * :func:`_as_array` accepts numpy arrays, torch tensors, lists and scalars; it names a missing
   ``return`` (``None``), a tuple of results, and remembers the result's own dtype;
 * :func:`_check_shape` names a transposed result;
-* :func:`_compare` prints the first mismatch, the largest gap next to the tolerance, and the
+* :func:`_compare` prints the place of the largest mismatch, the largest gap next to the tolerance, and the
   diagnosis of the first known mistake (a *variant*) that the answer equals; before the
   variants it names a float16/bfloat16 result and an integer result, after them a near miss.
 
