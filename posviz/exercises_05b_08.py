@@ -96,7 +96,7 @@ def check_unpermute_qk_rows(fn: Callable[[torch.Tensor, int], object]) -> bool:
         ``True`` if every check passes, else ``False`` (feedback is printed; never raises).
     """
 
-    title = _Text("q/k 행 순서 바꾸기", "un-permuting q/k rows")
+    title = _Text("q/k 행 재배열", "un-permuting q/k rows")
     section = _Text("07 노트북 3절(실제 가중치로 보는 행 순서의 교훈)을 다시 보세요: 헤드마다 interleaved_to_half(head_dim) 순서로 행을 고릅니다.",
                     "see notebook 07, section 3 (The row-order lesson, with real weights): within each head, rows are taken in interleaved_to_half(head_dim) order.")
 
