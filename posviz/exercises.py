@@ -325,7 +325,7 @@ def check_alibi_slopes(fn: Callable[[int], object]) -> bool:
     """
     title = _Text("ALiBi 기울기(slope)", "ALiBi slopes")
     section = _Text("06 노트북 2절(새 참가자 ALiBi)을 다시 보세요: n이 2의 거듭제곱이 아니면 규칙이 따로 있습니다.",
-                    "see notebook 06, section 2 (The newcomer: ALiBi): heads that are not a power of two have their own rule.")
+                    "see notebook 06, section 2 (The newcomer: ALiBi): a head count that is not a power of two has its own rule.")
 
     def run() -> None:
         for n in range(1, 17):
@@ -337,20 +337,20 @@ def check_alibi_slopes(fn: Callable[[int], object]) -> bool:
             variants = [
                 (2.0 ** (-8.0 * heads / n),
                  _Text("2의 거듭제곱이 아닌 n에도 2^(−8h/n) 공식을 그대로 썼습니다.", "the power-of-two formula 2^(−8h/n) was used for an n that is not a power of two."),
-                 _Text("n보다 작은 가장 가까운 2의 거듭제곱 p의 기울기 p개 뒤에, 2p개짜리 수열의 홀수 번째 항을 이어 붙입니다.", "take the p slopes of the nearest smaller power of two p, then the odd-numbered terms of the 2p-head sequence.")),
+                 _Text("n보다 작은 가장 가까운 2의 거듭제곱 p의 기울기 p개 뒤에, 2p개짜리 수열의 홀수 번째 항을 앞에서부터 n − p개 이어 붙입니다.", "take the p slopes of the nearest smaller power of two p, then the first n − p odd-numbered terms of the 2p-head sequence.")),
                 (expected[::-1].copy(),
                  _Text("순서가 뒤집혔습니다.", "the order is reversed."),
                  _Text("첫 헤드의 기울기가 가장 큽니다(2^(−8/n)).", "the first head has the largest slope (2^(−8/n)).")),
                 (expected * 2.0 ** (8.0 / 2 ** int(math.floor(math.log2(n)))),
-                 _Text("지수가 하나 밀렸습니다(첫 기울기가 1).", "the exponent is off by one (the first slope is 1)."),
+                 _Text("지수의 h를 1이 아니라 0부터 센 것 같습니다(첫 기울기가 1입니다).", "the exponent seems to count h from 0, not 1 (the first slope is 1)."),
                  _Text("수열은 2^(−8/n)에서 시작합니다: h = 1, 2, …, n.", "the sequence starts at 2^(−8/n): h = 1, 2, …, n.")),
                 (_alibi_variant(n, extras="reversed"),
                  _Text("덧붙인 기울기(2의 거듭제곱을 넘는 헤드)의 순서가 뒤집혔습니다.", "the extra slopes (the heads past the power of two) are in reverse order."),
-                 _Text("덧붙이는 기울기도 큰 것부터: 2p개짜리 수열의 1, 3, 5번째 항 순서입니다.", "the extra slopes also go from large to small: terms 1, 3, 5, … of the 2p-head sequence.")),
+                 _Text("덧붙이는 기울기도 큰 것부터 놓습니다: 2p개짜리 수열의 1, 3, 5, …번째 항 순서입니다.", "the extra slopes also go from large to small: terms 1, 3, 5, … of the 2p-head sequence.")),
                 (_alibi_variant(n, extras="even terms"),
                  _Text("덧붙인 기울기를 2p개짜리 수열의 짝수 번째 항에서 가져왔습니다: p개짜리 기울기와 겹칩니다.",
                        "the extra slopes come from the even-numbered terms of the 2p-head sequence: they repeat the first p slopes."),
-                 _Text("덧붙이는 기울기는 2p개짜리 수열의 홀수 번째 항(1, 3, 5번째)입니다.", "the extra slopes are the odd-numbered terms (1st, 3rd, 5th, …) of the 2p-head sequence.")),
+                 _Text("덧붙이는 기울기는 2p개짜리 수열의 홀수 번째 항(1, 3, 5, …번째)입니다.", "the extra slopes are the odd-numbered terms (1st, 3rd, 5th, …) of the 2p-head sequence.")),
             ]
             _compare(got, expected, label, atol=0, rtol=1e-5, variants=variants, index_names="head")
 

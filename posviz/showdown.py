@@ -496,7 +496,7 @@ def plot_metric_vs_length(
             if k == 0:
                 label, style, source = t(f"{method} (기준 미달)", f"{method} (unfit)"), "--", "all"
             elif k < n:
-                label = t(f"{method} (기준 통과 {k}/{n})", f"{method} (fit {k}/{n})")
+                label = t(f"{method} (기준 충족 {k}/{n})", f"{method} (fit {k}/{n})")
         x, rows = _per_seed(runs[source], task, method, metric)
         if not x:
             continue
