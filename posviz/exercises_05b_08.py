@@ -68,11 +68,11 @@ def check_dynamic_ntk_base(fn: Callable[[float, int, float, int, int], object]) 
                  _Text("지수는 d / (d − 2)입니다(나눗셈은 /).", "the exponent is d / (d − 2) (divide with /).")),
                 (np.array([_dynamic_base(base, d, s, context, ell, exponent=(d - 2) / d)]),
                  _Text("지수가 뒤집혔습니다: (d−2)/d.", "the exponent is inverted: (d−2)/d."),
-                 _Text("가장 느린 짝의 주파수 b^(−(d−2)/d)가 정확히 1/비율로 줄어들도록 지수를 정하세요.",
+                 _Text("가장 느린 짝의 주파수 b^(−(d−2)/d)가 원래 값의 정확히 1/비율이 되도록 지수를 정하세요.",
                        "choose the exponent so that the slowest pair's frequency b^(−(d−2)/d) becomes exactly 1/ratio of what it was.")),
                 (np.array([ntk_scaled_base(base, d, s)]),
                  _Text("길이 ℓ을 쓰지 않았습니다: 고정 배율 s의 NTK-aware base입니다.", "the length ℓ is not used: this is the NTK-aware base for the fixed factor s."),
-                 _Text("동적 NTK는 지금 길이 ℓ에 맞춰 base를 다시 계산합니다.", "dynamic NTK recomputes the base for the current length ℓ.")),
+                 _Text("동적 NTK는 현재 길이 ℓ에 맞춰 base를 다시 계산합니다.", "dynamic NTK recomputes the base for the current length ℓ.")),
             ]
             _compare(got, expected, label, atol=0, rtol=1e-6, variants=variants,
                      index_names=_Text("결과", "the result"))
