@@ -3,8 +3,9 @@
 Sources:
 
 * Heo et al. 2024, "Rotary Position Embedding for Vision Transformer" (ECCV 2024),
-  https://arxiv.org/abs/2403.13298 — RoPE-Axial (§3.2, eq. 10–11) and RoPE-Mixed with learnable
-  frequencies (§3.3, eq. 12), and the resolution-extrapolation experiments.
+  https://arxiv.org/abs/2403.13298 — RoPE-Axial (§3.2, eq. 12) and RoPE-Mixed with learnable
+  frequencies (§3.2, eq. 14), and the resolution-extrapolation experiments (§4); code at
+  https://github.com/naver-ai/rope-vit.
 * Wang et al. 2024, "Qwen2-VL: Enhancing Vision-Language Model's Perception of the World at Any
   Resolution", https://arxiv.org/abs/2409.12191 — 2-D RoPE in the vision encoder and Multimodal
   RoPE (M-RoPE, §2.1): temporal, height and width position ids, and "the next modality starts at
@@ -120,12 +121,12 @@ def mixed_rope_2d(
     *,
     layout: str = "interleaved",
 ) -> torch.Tensor:
-    """RoPE-Mixed (Heo et al. 2024, §3.3, eq. 12): pair ``j`` turns by ``rows · f_row[j] + cols · f_col[j]``.
+    """RoPE-Mixed (Heo et al. 2024, §3.2, eq. 14): pair ``j`` turns by ``rows · f_row[j] + cols · f_col[j]``.
 
     Each pair rotates along its own direction ``(f_row[j], f_col[j])`` of the image plane, so a
     score ``⟨R(p)q, R(p')k⟩`` depends on ``p' − p`` only, and a pair with both frequencies
     non-zero responds to diagonal offsets, which no axial pair does (every axial pair sees one
-    axis; an axial score f(Δr) + g(Δc) depends on Δr + Δc alone only as a straight ramp). In RoPE-Mixed the frequencies are learned, per head and layer; Heo et al. start them
+    axis; an axial score f(Δr) + g(Δc) depends on Δr + Δc alone only as a straight ramp). In RoPE-Mixed the frequencies are learned, per head and layer; Heo et al.'s code starts them
     at the base-10 axial magnitudes along a random direction per head (their RoPE-Axial uses
     base 100). Axial RoPE is the special case
     :func:`axial_frequencies_2d`.
@@ -174,8 +175,8 @@ def axial_rope_2d(
 
     Pairs ``0 … d/4 − 1`` turn by ``rows · θ_j`` and pairs ``d/4 … d/2 − 1`` by ``cols · θ_j``, with
     ``θ_j = base^(−4j/d)``: 1-D RoPE on each half of the head, one half per axis (Heo et al. 2024,
-    eq. 10–11). The score ``⟨R(r, c)q, R(r', c')k⟩`` then depends on ``(r' − r, c' − c)`` only, and is
-    a sum of a row part and a column part.
+    §3.2, eq. 12). The score ``⟨R(r, c)q, R(r', c')k⟩`` then depends on ``(r' − r, c' − c)`` only,
+    and is a sum of a row part and a column part.
 
     Conventions readers meet:
 
@@ -183,9 +184,10 @@ def axial_rope_2d(
       ``Qwen2VLVisionRotaryEmbedding`` + ``apply_rotary_pos_emb_vision``; row = height first).
     * RoPE-ViT (Heo et al.'s code) uses base 100 for axial RoPE and puts the x (column) axis
       first, in the interleaved layout: ``axial_rope_2d(x, cols, rows, base=100)``.
-    * EVA-02 (Fang et al. 2023, https://arxiv.org/abs/2303.11331) also gives one half of the head
-      to each axis (interleaved pairs, rows first) and, fine-tuned at another resolution, rescales
-      the positions to the pre-training grid. Check a model's code before reusing its weights.
+    * EVA-02 (Fang et al. 2023, https://arxiv.org/abs/2303.11331; code: baaivision/EVA,
+      ``EVA-02/asuka/rope.py``) also gives one half of the head to each axis (interleaved pairs,
+      rows first) and, fine-tuned at another resolution, rescales the positions to the pre-training
+      grid. Check a model's code before reusing its weights.
 
     Args:
         x: floating tensor ``(..., seq_len, head_dim)`` with ``head_dim % 4 == 0``.

@@ -8,8 +8,9 @@
   direction from ``A`` to ``B`` (one of 8). Nothing in the content tells the direction.
 * :class:`TinyViT` is a small pre-LN Vision Transformer whose position method is one of
   :data:`VISION_METHODS`; :func:`run_vision_experiment` trains every method from the same
-  initial weights per seed at one grid size and evaluates at larger grids (resolution
-  extrapolation, as in Heo et al. 2024, §4).
+  initial weights per seed at one grid size and evaluates at larger grids of the same patch scale:
+  a bigger picture, not the same picture at a higher resolution (compare Heo et al. 2024, §4.1,
+  who change the resolution).
 
 Sources: Dosovitskiy et al. 2021 (ViT, learned 1-D/2-D position embeddings, §3.2 and App. D.4,
 https://arxiv.org/abs/2010.11929); He et al. 2022 (MAE, fixed 2-D sin-cos embeddings,
@@ -158,11 +159,16 @@ def additive_fraction(grid: np.ndarray) -> float:
 def resize_position_table(grid, size: int | tuple[int, int]) -> torch.Tensor:
     """Bicubic resize of a ``(rows, cols, features)`` position table to another grid: the 2-D form
     of position interpolation used by ViT fine-tuning at a new resolution (Dosovitskiy et al. 2021,
-    §3.2) and by DINOv2's ``interpolate_pos_encoding``.
+    §3.2).
 
-    Uses ``torch.nn.functional.interpolate(mode="bicubic", align_corners=False)``: cubic
-    coefficient −0.75 and half-pixel centres, the same as ONNX ``Resize`` with ``mode="cubic"``,
-    ``coordinate_transformation_mode="half_pixel"``, ``cubic_coeff_a=-0.75``.
+    Uses ``torch.nn.functional.interpolate(size=(rows, cols), mode="bicubic", align_corners=False)``:
+    cubic coefficient −0.75 and half-pixel centres, the same as ONNX ``Resize`` with ``mode="cubic"``,
+    ``coordinate_transformation_mode="half_pixel"``, ``cubic_coeff_a=-0.75`` and a target size. On a
+    table of ``M`` cells resized to ``n``, cell ``i`` reads the table at ``(i + 0.5) · M/n − 0.5``.
+    Hugging Face's ``Dinov2Model`` (``Dinov2Embeddings.interpolate_pos_encoding``) makes the same call
+    with a target size. DINOv2's original code (facebookresearch/dinov2, ``interpolate_pos_encoding``)
+    passes a scale factor ``(n + 0.1)/M`` instead, so it reads at ``(i + 0.5) · M/(n + 0.1) − 0.5``:
+    a slightly different sampling (a step of 37/16.1 ≈ 2.298 instead of 37/16 ≈ 2.313 from 37 to 16).
 
     Returns:
         float32 tensor ``(new_rows, new_cols, features)`` (differentiable if ``grid`` is a tensor
@@ -237,7 +243,7 @@ class VisionConfig:
     """Settings of the tiny-ViT experiment (sizes in patches, model widths in features).
 
     ``fit_threshold``: a run counts as fitted when its accuracy at ``train_grid`` (fresh samples)
-    reaches it; only fitted runs enter a resolution claim. ``table_std``: the standard deviation of
+    reaches it; only fitted runs enter a grid-size claim. ``table_std``: the standard deviation of
     the learned table's initial values, the scale of the token embedding (``nn.Embedding``'s
     N(0, 1)); with ViT's 0.02 the table fitted on 1 of 5 seeds in 1500 steps (kept in the stored
     result as ``"learned-0.02"``). Nothing else differs between methods.
@@ -281,7 +287,11 @@ LIVE_PRESET = VisionConfig(steps=300, lr=4e-3, seeds=(0,), eval_samples=300, eva
 def sinusoidal_2d(rows: int, cols: int, d_model: int) -> torch.Tensor:
     """Fixed 2-D sin-cos position encoding (as in MAE, He et al. 2022): the first ``d/2`` features
     are the 1-D sinusoidal encoding (Vaswani et al. 2017, §3.5) of the row, the last ``d/2`` that
-    of the column. float32 ``(rows · cols, d_model)``; ``d_model`` must be divisible by 4."""
+    of the column. float32 ``(rows · cols, d_model)``; ``d_model`` must be divisible by 4.
+
+    MAE's code (facebookresearch/mae, ``util/pos_embed.py``, ``get_2d_sincos_pos_embed``) holds the
+    same features in another order: the column half first, and within each half all sines before
+    all cosines."""
     if d_model % 4:
         raise ValueError(f"d_model must be divisible by 4, got {d_model}")
     r, c = grid_positions(rows, cols)
@@ -314,13 +324,14 @@ class TinyViT(nn.Module):
 
     * ``"none"``: no position information (a permutation-invariant baseline).
     * ``"learned"``: a trainable ``(train_grid, train_grid, d_model)`` table added to the tokens;
-      at another grid it is bicubically resized (:func:`resize_position_table`), as ViT and
-      DINOv2 do at a new resolution.
+      at another grid it is bicubically resized (:func:`resize_position_table`), the way ViT and
+      DINOv2 adapt the table to a new resolution. Here a larger grid is a bigger picture at the same
+      patch scale, so the resize shrinks every offset in table cells (by ``train_grid / grid``).
     * ``"sinusoidal"``: the fixed 2-D sin-cos table of MAE (:func:`sinusoidal_2d`), added.
     * ``"axial"``: axial 2-D RoPE on queries and keys (:func:`posviz.axial_rope_2d`), base ``rope_base``.
     * ``"mixed"``: RoPE-Mixed (:func:`posviz.mixed_rope_2d`) with trainable row and column
       frequencies per layer and head, initialised at the axial magnitudes (base ``rope_base``) along a
-      random direction per head (Heo et al. 2024, §3.3, who start RoPE-Mixed at base 10 instead);
+      random direction per head (Heo et al.'s code starts RoPE-Mixed at base 10 instead);
       with direction 0 it starts as axial RoPE.
 
     The parameters every method shares (token embedding, blocks, read-out) are created first

@@ -1,7 +1,8 @@
-"""Regenerate data/results/vision_full.json: notebook 08's tiny-ViT resolution experiment.
+"""Regenerate data/results/vision_full.json: notebook 08's tiny-ViT grid-size experiment.
 
 Every position method of posviz.vision is trained from the same initial weights per seed at a
-6 × 6 grid and evaluated at 6, 9, 12 and 16 (posviz.vision.FULL_PRESET). On one CPU thread each
+6 × 6 grid and evaluated at 6, 9, 12 and 16 (posviz.vision.FULL_PRESET): larger grids at the
+same patch scale, i.e. bigger pictures, not higher resolutions. On one CPU thread each
 seed takes about 5 minutes of CPU time (all five methods). Seeds can run in parts, in parallel:
 
     python scripts/vision_experiment.py                          # every seed of FULL_PRESET, one file
