@@ -282,10 +282,18 @@ class TaskSpec:
 
     @property
     def fit_criterion(self) -> str:
-        """The fit criterion in words, e.g. ``"token accuracy at L=32 >= 0.95"``."""
+        """The fit criterion in words, in the language set by :func:`posviz.setup` (through
+        :func:`posviz.t`), e.g. ``"token accuracy at L=32 >= 0.95"`` in English."""
+        from .style import t  # shown in notebook 06's tables
+
+        n = self.train_len
         if self.name == "copy":
-            return f"token accuracy at L={self.train_len} >= {self.fit_accuracy:g}"
-        return f"loss at L={self.train_len} <= {self.fit_loss:g} nats (perplexity <= {math.exp(self.fit_loss):.2f})"
+            return t(f"L={n}에서 토큰 정확도 >= {self.fit_accuracy:g}", f"token accuracy at L={n} >= {self.fit_accuracy:g}")
+        loss, ppl = self.fit_loss, math.exp(self.fit_loss)
+        return t(
+            f"L={n}에서 손실 <= {loss:g} nats (퍼플렉서티 <= {ppl:.2f})",
+            f"loss at L={n} <= {loss:g} nats (perplexity <= {ppl:.2f})",
+        )
 
     @property
     def eval_shift(self) -> int:

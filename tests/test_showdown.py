@@ -212,8 +212,18 @@ def test_fit_criteria_of_the_presets():
         for spec in config.tasks:
             assert spec.check_every is not None and spec.steps >= 4 * spec.check_every
     copy, lm = ex.FULL.tasks
-    assert copy.fit_criterion == "token accuracy at L=32 >= 0.95"
-    assert lm.fit_criterion.startswith(f"loss at L=64 <= {lm.fit_loss:g} nats")
+    previous = posviz.get_language()
+    try:  # the criterion in words follows the language setting, as figure text does
+        posviz.set_language("en")
+        assert copy.fit_criterion == "token accuracy at L=32 >= 0.95"
+        assert lm.fit_criterion.startswith(f"loss at L=64 <= {lm.fit_loss:g} nats")
+        posviz.set_language("ko")
+        assert copy.fit_criterion == "L=32에서 토큰 정확도 >= 0.95"
+        assert lm.fit_criterion.startswith(f"L=64에서 손실 <= {lm.fit_loss:g} nats (퍼플렉서티 <= ")
+        posviz.set_language("both")
+        assert copy.fit_criterion == "L=32에서 토큰 정확도 >= 0.95 · token accuracy at L=32 >= 0.95"
+    finally:
+        posviz.set_language(previous)
     with pytest.raises(ValueError, match="fit_accuracy"):
         ex.TaskSpec("copy", train_len=8, steps=1, fit_accuracy=1.5)
     with pytest.raises(ValueError, match="check_every"):
