@@ -14,6 +14,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from ._checks import check_int
+from ._memo import memoized
 from .tasks import IGNORE, Task
 
 __all__ = ["TrainResult", "evaluate", "per_token_loss", "train"]
@@ -48,6 +49,7 @@ class TrainResult:
         return self.seconds / max(len(self.losses), 1)
 
 
+@memoized  # only under the tests' POSVIZ_MEMO: the editions of a notebook train once (posviz/_memo.py)
 def train(
     model: nn.Module,
     task: Task,
@@ -130,6 +132,7 @@ def train(
     return result
 
 
+@memoized
 @torch.no_grad()
 def evaluate(
     model: nn.Module,

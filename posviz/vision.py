@@ -33,6 +33,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from ._checks import check_choice, check_int
+from ._memo import memoized
 from .encodings import sinusoidal_encoding
 from .results import paired_stats, provenance, seed_stats
 from .rope import rope_frequencies
@@ -399,6 +400,7 @@ def shared_state(model: TinyViT) -> dict[str, torch.Tensor]:
 # --- training and evaluation -------------------------------------------------------------------
 
 
+@memoized  # only under the tests' POSVIZ_MEMO: the editions of notebook 08 train once
 def train_vision(model: TinyViT, *, seed: int) -> list[float]:
     """Train ``model`` at ``config.train_grid`` with AdamW (``lr``, cosine decay, no weight decay)
     on fresh batches from a generator seeded by ``seed`` (the same batches for every method).
@@ -422,6 +424,7 @@ def train_vision(model: TinyViT, *, seed: int) -> list[float]:
     return losses
 
 
+@memoized
 @torch.no_grad()
 def evaluate_vision(model: TinyViT, grid: int, *, samples: int, seed: int = 99, batch_size: int = 200) -> float:
     """Accuracy (0–1) on ``samples`` fresh examples at ``grid``; the examples depend only on

@@ -9,7 +9,9 @@ second execution of the Korean and English editions.
 
 The executed notebook is kept as the bilingual edition in build/executed-editions/ (where
 ``course.py run``, the site and the decks look first), and its lecture deck is walked in
-Chromium here (:func:`decks.check_course_deck`), so no other test executes it again.
+Chromium here (:func:`decks.check_course_deck`), so no other test executes it again. Its
+training runs are recorded in build/memo/ (``POSVIZ_MEMO_RECORD``, posviz/_memo.py), and the
+Korean and English executions of tests/test_slides.py load them instead of training again.
 """
 
 import pytest
@@ -17,7 +19,7 @@ from decks import check_course_deck
 from hf import transformers_with_torch
 
 from tools import textcheck, website
-from tools.nbrun import execute, notebook_paths
+from tools.nbrun import MEMO, execute, notebook_paths
 
 
 @pytest.mark.parametrize("path", notebook_paths(), ids=lambda p: p.stem)
@@ -26,6 +28,7 @@ def test_notebook_runs_clean(path, tmp_path, monkeypatch):
         transformers_with_torch()  # the real model needs transformers 5, which needs torch >= 2.6
     log = tmp_path / "figure_text.jsonl"
     monkeypatch.setenv("POSVIZ_FIGURE_TEXT", str(log))
+    monkeypatch.setenv("POSVIZ_MEMO_RECORD", str(MEMO))  # genuine run; the Korean and English decks' runs reuse its training
     key = website.execution_key(path, "both")  # of the notebook as written, before it runs
     run = execute(path)
     slowest = max(run.cell_seconds().items(), key=lambda item: item[1])

@@ -18,7 +18,7 @@ from decks import check_course_deck, check_deck_html, oversized, walk_deck
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
 from tools import editions, languages, nbtemplate, slides, webfont, website
-from tools.nbrun import execute, notebook_paths
+from tools.nbrun import MEMO, execute, notebook_paths
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOK_PATHS = notebook_paths()
@@ -190,7 +190,7 @@ def check_speaker_view(page) -> None:
 
 @pytest.mark.parametrize("lang", languages.ONE_LANGUAGE)
 @pytest.mark.parametrize("path", NOTEBOOK_PATHS, ids=lambda p: p.stem)
-def test_course_deck_fits_a_16_9_screen_and_draws_hangul_with_the_web_font(path, lang, tmp_path):
+def test_course_deck_fits_a_16_9_screen_and_draws_hangul_with_the_web_font(path, lang, tmp_path, monkeypatch):
     """Each course deck of each one-language edition, from the executed editions the site and
     ``course.py`` share (build/executed-editions/, executed here when missing or out of date); see
     :func:`decks.check_course_deck`. The bilingual deck is walked by tests/test_notebooks.py, on
@@ -199,6 +199,9 @@ def test_course_deck_fits_a_16_9_screen_and_draws_hangul_with_the_web_font(path,
         from hf import transformers_with_torch
 
         transformers_with_torch()
+    # The training runs of the bilingual execution (tests/test_notebooks.py) are loaded, not
+    # repeated (posviz/_memo.py); such an execution is stored under a key no build reuses.
+    monkeypatch.setenv("POSVIZ_MEMO", str(MEMO))
     executed, failed = website.execute_editions((lang,), path.name, jobs=1)
     assert not failed, failed
     (source,) = executed[lang]

@@ -31,6 +31,9 @@ NOTEBOOKS = ROOT / "notebooks"
 # longest training cells take up to about two minutes there). On a quiet machine set
 # POSVIZ_CELL_TIMEOUT lower (e.g. 60) so that a real hang fails sooner.
 CELL_TIMEOUT = int(os.environ.get("POSVIZ_CELL_TIMEOUT", "180"))
+# Where the tests' executions of the editions of a notebook share its training runs (the kernels
+# read POSVIZ_MEMO_RECORD / POSVIZ_MEMO from the environment; see posviz/_memo.py).
+MEMO = ROOT / "build" / "memo"
 _WARNING = re.compile(r"\b\w*Warning\b|findfont:|Glyph \d+ .*missing")
 # A cell ending in a plotting call shows e.g. "<Axes: ...>" or "Text(0.5, 1.0, ...)": noise for a reader.
 _STRAY_REPR = re.compile(r"^(<(Axes|matplotlib|Figure)\b|Text\(|\[<matplotlib)")
