@@ -7,6 +7,7 @@ Usage (from the repository root)::
 
     python benchmarks/bench_relative.py                      # L = 128 … 2048, head_dim 64
     python benchmarks/bench_relative.py --lengths 64 128 256 --repeats 3
+    python benchmarks/bench_relative.py --lang ko            # headings in Korean ("en", "ko" or "both")
 
 What is measured, for one forward pass without autograd, on the CPU, batch 1, one head,
 float32, clipping distance k = 16 (change with the options):
@@ -43,7 +44,7 @@ from torch.nn.attention import SDPBackend, sdpa_kernel
 from torch.profiler import ProfilerActivity, profile
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from posviz import median_seconds  # noqa: E402
+from posviz import median_seconds, set_language, t  # noqa: E402
 from posviz.relative import relative_attention  # noqa: E402
 
 MIB = 2**20
@@ -96,7 +97,7 @@ def run(lengths, head_dim: int, max_relative_position: int, repeats: int, naive_
 
 def print_tables(rows, head_dim: int) -> None:
     names = ("naive", "efficient", "sdpa", "sdpa-math")
-    print("time per call (ms, median) and ratio to sdpa")
+    print(t("호출 한 번의 시간(ms, 중앙값)과 sdpa에 대한 비", "time per call (ms, median) and ratio to sdpa"))
     print(f"{'L':>6} " + " ".join(f"{n:>10}" for n in names) + f" {'naive/sdpa':>11} {'eff/sdpa':>9} {'eff/math':>9}")
     for row in rows:
         ms = {n: row[n][0] * 1e3 for n in names}
@@ -106,7 +107,9 @@ def print_tables(rows, head_dim: int) -> None:
             + f" {ms['naive'] / ms['sdpa']:>10.1f}× {ms['efficient'] / ms['sdpa']:>8.1f}× {ms['efficient'] / ms['sdpa-math']:>8.1f}×"
         )
     print()
-    print("peak memory beyond the inputs (MiB) and ratio to sdpa; L·L·d·4 B = one gathered (L, L, d) float32 tensor")
+    print(t("입력을 뺀 최대 메모리(MiB)와 sdpa에 대한 비; L·L·d·4 B = 표에서 꺼내 만든 (L, L, d) float32 텐서 하나",
+            "peak memory beyond the inputs (MiB) and ratio to sdpa; L·L·d·4 B = one gathered (L, L, d) float32 tensor",
+            sep="\n"))
     print(
         f"{'L':>6} {'L·L·d·4':>9} "
         + " ".join(f"{n:>10}" for n in names)
@@ -130,11 +133,19 @@ def main(argv=None) -> None:
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--naive-max-len", type=int, default=2048, help="skip the naive version above this length")
+    parser.add_argument("--lang", choices=("en", "ko", "both"), default="en", help="language of the printed headings")
     args = parser.parse_args(argv)
+    set_language(args.lang)
     torch.set_num_threads(args.threads)
+    threads = torch.get_num_threads()
     print(
-        f"torch {torch.__version__}, {torch.get_num_threads()} thread(s), batch 1, 1 head, "
-        f"head_dim {args.head_dim}, k {args.k}, float32, forward only"
+        t(
+            f"torch {torch.__version__}, 스레드 {threads}개, 배치 크기 1, 헤드 1개, "
+            f"head_dim {args.head_dim}, k {args.k}, float32, 순전파만",
+            f"torch {torch.__version__}, {threads} thread(s), batch 1, 1 head, "
+            f"head_dim {args.head_dim}, k {args.k}, float32, forward only",
+            sep="\n",
+        )
     )
     rows = run(args.lengths, args.head_dim, args.k, args.repeats, args.naive_max_len)
     print_tables(rows, args.head_dim)
