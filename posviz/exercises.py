@@ -386,10 +386,10 @@ def check_self_attention(fn: Callable[..., object]) -> bool:
         expected = _attention(x, w_q, w_k, w_v)
         weights = torch.softmax((x @ w_q) @ (x @ w_k).T / 2.0, dim=-1).numpy()
         if got.shape == weights.shape and np.allclose(got, weights, atol=1e-6):
-            raise _Failed(_Text("어텐션 가중치만 돌려주었습니다: 값(V)을 곱하지 않았습니다.",
-                                "this returns the attention weights: the values V are not applied."),
+            raise _Failed(_Text("어텐션 가중치만 돌려주었습니다. 값(V)을 곱하지 않았습니다.",
+                                "this returns the attention weights, without applying the values V."),
                           _lines(_Text(f"입력: {label}", f"input: {label}"),
-                                 _Text(f"기대한 모양: {expected.shape}, 받은 모양: {got.shape}", f"expected shape {expected.shape}, got {got.shape}")),
+                                 _Text(f"기대한 모양: {expected.shape}, 받은 모양: {got.shape}", f"expected shape: {expected.shape}, got shape: {got.shape}")),
                           _Text("가중치 행렬에 V = X W_v를 곱하세요.", "multiply the weights by V = X W_v."))
         _check_shape(got, expected.shape, label)
         variants = [
