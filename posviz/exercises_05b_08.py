@@ -167,7 +167,7 @@ def check_mrope_position_ids(fn: Callable[[list], object]) -> bool:
     title = _Text("M-RoPE 위치 번호", "M-RoPE position ids")
     section = _Text(
         "08 노트북 4절(M-RoPE)을 다시 보세요: 텍스트는 세 번호(t, h, w)가 함께 1씩 늘고, 격자는 (s + τ, s + i, s + j)를 받으며, 그다음은 지금까지의 최댓값 + 1에서 시작합니다.",
-        "see notebook 08, section 4 (M-RoPE): text moves all three rows by 1, a grid gets (s + τ, s + i, s + j), and what follows starts at the largest id so far + 1.",
+        "see notebook 08, section 4 (M-RoPE): text moves all three ids up by 1 together, a grid gets (s + τ, s + i, s + j), and what follows starts at the largest id so far + 1.",
     )
     prompts = (
         [3, (1, 2, 3), 2],

@@ -143,7 +143,7 @@ def _grade(title: _Text, section: _Text, run: Callable[[], None]) -> bool:
         _say(_Text(f"   힌트: {hint.ko}", f"   Hint: {hint.en}"))
         return False
     except Exception as error:  # a bug in the comparison must not break "Run All" either
-        _say(_Text(f"✗ {title.ko}: 결과를 검사하지 못했습니다 ({type(error).__name__}: {error}).",
+        _say(_Text(f"✗ {title.ko}: 결과를 검사하지 못했습니다({type(error).__name__}: {error}).",
                    f"✗ {title.en}: could not check the result ({type(error).__name__}: {error})."))
         return False
     _say(_Text(f"✓ {title.ko}: 모든 검사를 통과했습니다.", f"✓ {title.en}: all checks passed."))
