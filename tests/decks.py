@@ -35,9 +35,20 @@ WALK = """() => {
     const right = slide.getBoundingClientRect().right + 1;  // nothing drawn past the slide's edge
     const wide = [...slide.querySelectorAll("pre, img, table, math")].filter(
       (el) => el.getBoundingClientRect().right > right || (el.tagName === "PRE" && el.scrollWidth > el.clientWidth + 1));
+    // nothing the deck draws on top (the slide number, any on-screen control) covers the slide's text
+    const covers = [...document.querySelectorAll(".reveal .slide-number, .reveal .controls")]
+      .filter((el) => getComputedStyle(el).display !== "none").map((el) => el.getBoundingClientRect())
+      .filter((r) => r.width && r.height);
+    const range = document.createRange();  // the boxes of the text itself, not of its full-width block
+    const covered = [...slide.querySelectorAll("p, li, pre, img, table, math, h1, h2, h3, h4")].filter((el) => {
+      if (el.tagName !== "IMG") range.selectNodeContents(el);
+      const boxes = el.tagName === "IMG" ? [el.getBoundingClientRect()] : [...range.getClientRects()];
+      return boxes.some((r) => r.width && r.height && covers.some(
+        (c) => r.left < c.right && c.left < r.right && r.top < c.bottom && c.top < r.bottom));
+    }).length;
     const zoom = parseFloat(slide.style.zoom) || 1;  // the deck's last-resort fit scales a slide down
     out.push({h, v, height: Math.round(slide.scrollHeight * zoom), width: Math.round(slide.scrollWidth * zoom), wide: wide.length,
-              text: slide.innerText.slice(0, 60), zoom: slide.style.zoom || "", images: slide.querySelectorAll("img").length,
+              covered, text: slide.innerText.slice(0, 60), zoom: slide.style.zoom || "", images: slide.querySelectorAll("img").length,
               shrunk: [...slide.querySelectorAll("img")].some((img) => img.style.maxHeight)});
   }
   return {total: Reveal.getTotalSlides(), slides: out};
@@ -81,9 +92,12 @@ def walk_deck(page, deck: Path, name: str, every_screenshot: bool = True) -> dic
 
 
 def oversized(result: dict) -> list[dict]:
-    """The slides of a :func:`walk_deck` result taller or wider than the 1280×720 screen, or with
-    something drawn past the slide's edge."""
-    return [s for s in result["slides"] if s["height"] > slides.HEIGHT or s["width"] > slides.WIDTH or s["wide"]]
+    """The slides of a :func:`walk_deck` result taller or wider than the 1280×720 screen, with
+    something drawn past the slide's edge, or with text under the slide number (or a control)."""
+    return [
+        s for s in result["slides"]
+        if s["height"] > slides.HEIGHT or s["width"] > slides.WIDTH or s["wide"] or s["covered"]
+    ]
 
 
 def check_course_deck(source: Path, lang: str, out: Path) -> None:

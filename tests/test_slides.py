@@ -8,6 +8,7 @@ a Korean title, a "what to notice" line), executed once in a Korean and a biling
 
 import gc
 import json
+import re
 import shutil
 import warnings
 from pathlib import Path
@@ -123,23 +124,20 @@ def build_decks(out: Path) -> dict[str, Path]:
     nbtemplate.sync_cells(nb.cells, source.name)
     nbformat.write(nb, source)
     prefix = slides.copy_reveal(slides.fetch_reveal(), out)
-    built, text = {}, ""
+    built = {}
     for lang in ("ko", "both"):
         edition = nb if lang == "both" else editions.make_edition(nb, lang, source.name)
         run = execute(source, notebook=edition)
         assert not run.problems, run.problems
-        executed = out / f"{lang}.ipynb"
+        executed = out / "executed" / lang / source.name
+        executed.parent.mkdir(parents=True)
         nbformat.write(run.notebook, executed)
-        text += executed.read_text(encoding="utf-8")
-        built[lang] = executed
+        built[lang] = [executed]
     with warnings.catch_warnings():  # fontTools leaves the .ttf files to the garbage collector
         warnings.simplefilter("ignore", ResourceWarning)
-        webfont.build(out / "fonts", text)
+        decks = slides.write_decks(built, out, prefix)  # the decks and their web font, as tools/slides.py writes them
         gc.collect()
-    return {
-        lang: slides.export(path, lang, out / lang / "99_deck_check.slides.html", prefix)
-        for lang, path in built.items()
-    }
+    return dict(zip(built, decks))
 
 
 def test_decks_fit_a_16_9_screen_offline_and_draw_hangul_with_the_web_font(tmp_path):
@@ -152,6 +150,8 @@ def test_decks_fit_a_16_9_screen_offline_and_draw_hangul_with_the_web_font(tmp_p
         check_deck_html(path.read_text(encoding="utf-8"))
     assert ko.count('<aside class="notes">') == 1 and KO_PROSE[:40] in ko.split('<aside class="notes">')[1]
     assert "Open In Colab" not in ko and "What to notice" not in ko
+    # no on-screen arrows over the text: the title slide says which keys move the deck on
+    assert "controls: false" in ko and f'<p class="deck-keys">{website.LABELS["ko"]["deck_keys"]}</p>' in ko
     with chromium_page(width=slides.WIDTH, height=slides.HEIGHT) as page:
         for lang, deck in decks.items():
             result = walk_deck(page, deck, f"slides_{lang}")
@@ -161,6 +161,10 @@ def test_decks_fit_a_16_9_screen_offline_and_draw_hangul_with_the_web_font(tmp_p
             page.evaluate("Reveal.slide(0, 0)")
             fonts = platform_fonts(page, ".reveal .slides h1")
             assert any(f["familyName"] == webfont.SOURCE_FAMILY and f["isCustomFont"] for f in fonts), fonts
+            # a label of the deck, not of the notebook: every one of its Hangul glyphs from the web font
+            keys = platform_fonts(page, ".reveal .deck-keys")
+            hangul = len(re.findall(r"[\uac00-\ud7a3]", website.LABELS[lang]["deck_keys"]))
+            assert sum(f["glyphCount"] for f in keys if f["isCustomFont"]) == hangul > 0, keys
             if lang == "ko":
                 check_speaker_view(page)
         assert page.blocked == [], "a deck asked the network for something"

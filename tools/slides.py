@@ -31,6 +31,7 @@ from __future__ import annotations
 import argparse
 import base64
 import copy
+import html
 import math
 import os
 import re
@@ -330,6 +331,10 @@ def export(
     """
     page = website.for_static_page(nbformat.read(executed, as_version=4), lang, link_suffix=".slides.html")
     deck = lecture_notebook(page)
+    for cell in deck.cells:  # the keys that move the deck on, under the title (the deck has no on-screen arrows)
+        if cell.metadata.get("deck_part") == "title":
+            cell.source += f'\n\n<p class="deck-keys">{html.escape(website.LABELS[lang]["deck_keys"])}</p>\n'
+            break
     exporter = website.CourseSlidesExporter(
         reveal_url_prefix=reveal_prefix,
         reveal_width=str(WIDTH),
@@ -363,8 +368,10 @@ def write_decks(executed: dict[str, list[Path]], out: Path = SLIDES, reveal_pref
     next links to decks neither this build nor an earlier one wrote become plain text, as on the
     website (:func:`website.unlink_missing`).
     """
+    # the characters the decks show: their notebooks' and the deck's own labels (the keys line);
+    # built first, since each deck's speaker view names the font files
     text = "".join(path.read_text(encoding="utf-8") for paths in executed.values() for path in paths)
-    webfont.build(out / "fonts", text)
+    webfont.build(out / "fonts", text + "".join(website.LABELS[lang]["deck_keys"] for lang in executed))
     decks = [
         export(path, lang, out / lang / f"{path.stem}.slides.html", reveal_prefix)
         for lang, paths in executed.items()

@@ -60,6 +60,8 @@ LABELS = {
         "prev": "이전 · Previous",
         "next": "다음 · Next",
         "html_lang": "ko",
+        "deck_keys": "→ 또는 스페이스: 다음 · Esc: 전체 보기 · S: 발표자 노트 · "
+        "→ or Space: next · Esc: overview · S: speaker notes",
         "widget": "대화형 탐색기: Jupyter나 Colab에서 노트북을 실행하면 슬라이더를 쓸 수 있습니다. 아래 그림은 같은 내용을 "
         "정적으로 보여 줍니다. · Interactive explorer: run the notebook in Jupyter or Colab to use the "
         "sliders; the figure below shows the same view statically.",
@@ -71,6 +73,7 @@ LABELS = {
         "prev": "이전",
         "next": "다음",
         "html_lang": "ko",
+        "deck_keys": "→ 또는 스페이스: 다음 · Esc: 전체 보기 · S: 발표자 노트",
         "widget": "대화형 탐색기: Jupyter나 Colab에서 노트북을 실행하면 슬라이더를 쓸 수 있습니다. 아래 그림은 같은 내용을 "
         "정적으로 보여 줍니다.",
     },
@@ -81,6 +84,7 @@ LABELS = {
         "prev": "Previous",
         "next": "Next",
         "html_lang": "en",
+        "deck_keys": "→ or Space: next · Esc: overview · S: speaker notes",
         "widget": "Interactive explorer: run the notebook in Jupyter or Colab to use the sliders; the figure "
         "below shows the same view statically.",
     },
