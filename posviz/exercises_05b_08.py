@@ -137,7 +137,7 @@ def _mrope_variant(segments, *, advance: str = "max", swap: bool = False, column
             continue
         t, h, w = segment
         tt, hh, ww = np.meshgrid(np.arange(t), np.arange(h), np.arange(w), indexing="ij")
-        if column_major:  # frame by frame, but column by column inside a frame
+        if column_major:  # temporal patch by temporal patch, but column by column inside each
             tt, hh, ww = (a.transpose(0, 2, 1) for a in (tt, hh, ww))
         ids = np.stack([tt.ravel(), hh.ravel(), ww.ravel()])
         if swap:
@@ -152,13 +152,14 @@ def check_mrope_position_ids(fn: Callable[[list], object]) -> bool:
 
     The contract is :func:`posviz.mrope_position_ids`: ``segments`` is a list of text-run lengths
     (``int``) and vision grids ``(t, h, w)``; text advances all three rows together; a grid gets
-    ``(s + τ, s + i, s + j)`` listed frame by frame and row by row; what follows starts at one past
-    the largest id so far. Tried on prompts with text first and last, an image first, non-square
-    grids, a video, two grids in a row, a video with more frames than rows and columns, and text
-    alone (where the three rows are all ``0 … n − 1``: still three rows, not one).
+    ``(s + τ, s + i, s + j)`` listed temporal patch by temporal patch and row by row; what follows
+    starts at one past the largest id so far. Tried on prompts with text first and last, an image
+    first, non-square grids, a video, two grids in a row, a video with more temporal patches (t)
+    than rows and columns, and text alone (where the three rows are all ``0 … n − 1``: still three
+    rows, not one).
     Catches among others: text that continues by the number of vision tokens instead of
     max + 1, rows and columns swapped, a grid flattened column by column, and continuing after
-    a video at ``s + max(h, w)`` (ignoring the frames).
+    a video at ``s + max(h, w)`` (ignoring the temporal ids).
 
     Returns:
         ``True`` if every check passes, else ``False`` (feedback is printed; never raises).

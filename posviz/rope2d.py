@@ -24,6 +24,7 @@ Conventions:
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 import numpy as np
@@ -174,9 +175,11 @@ def axial_rope_2d(
     """Axial 2-D RoPE: the first half of the pairs turn with the row, the second half with the column.
 
     Pairs ``0 … d/4 − 1`` turn by ``rows · θ_j`` and pairs ``d/4 … d/2 − 1`` by ``cols · θ_j``, with
-    ``θ_j = base^(−4j/d)``: 1-D RoPE on each half of the head, one half per axis (Heo et al. 2024,
-    §3.2, eq. 12). The score ``⟨R(r, c)q, R(r', c')k⟩`` then depends on ``(r' − r, c' − c)`` only,
-    and is a sum of a row part and a column part.
+    ``θ_j = base^(−4j/d)`` (Heo et al. 2024, §3.2, eq. 12): 1-D RoPE on each half of the head, one
+    half per axis, the layout of Heo et al.'s code (``compute_axial_cis`` in naver-ai/rope-vit,
+    ``models/vit_rope.py``, concatenates the x pairs and the y pairs). The score
+    ``⟨R(r, c)q, R(r', c')k⟩`` then depends on ``(r' − r, c' − c)`` only, and is a sum of a row
+    part and a column part.
 
     Conventions readers meet:
 
@@ -237,17 +240,18 @@ def mrope_position_ids(segments: Sequence) -> torch.Tensor:
 
     * a text run of ``n`` tokens advances all three rows together: ``s, s+1, …, s+n−1``;
     * a vision grid ``(t, h, w)`` (in the language model's units, after patch merging) gets
-      ``(s + τ, s + i, s + j)`` for frame ``τ``, row ``i`` and column ``j``, listed frame by frame
-      and row by row;
+      ``(s + τ, s + i, s + j)`` for temporal patch ``τ``, row ``i`` and column ``j``, listed
+      temporal patch by temporal patch and row by row (Qwen2-VL's temporal patch is two frames);
     * whatever comes next starts at one past the largest id so far: after a grid,
       ``s + max(t, h, w)``, not ``s + t·h·w``.
 
     Here ``s`` is the current start (0 at the beginning). An image is a grid with ``t = 1``.
-    This equals Hugging Face ``Qwen2VLModel.get_rope_index`` (transformers 5; see
+    This equals Hugging Face ``Qwen2VLModel.get_rope_index`` (transformers 5.3 or newer; see
     :func:`qwen2_vl_rope_index`) whenever every grid has ``t <= max(h, w)``. For a video with more
-    frames than rows and columns, transformers 5.x continues at ``s + max(h, w)``, so the last
-    frames' temporal ids reach into those of the following text; the paper's rule (and the
-    ``max() + 1`` of transformers 4.x) continues at ``s + max(t, h, w)``, as this function does.
+    temporal patches (``t``) than rows and columns, transformers 5.3 and later continue at
+    ``s + max(h, w)``, so the temporal ids of the last temporal patches reach into those of the
+    following text; the paper's rule (and the ``max() + 1`` of transformers 4.x and 5.0–5.2)
+    continues at ``s + max(t, h, w)``, as this function does.
 
     Args:
         segments: a sequence of text-run lengths (``int >= 1``) and vision grids (``(t, h, w)``,
@@ -341,8 +345,17 @@ def apply_mrope(
     return _rotate(x, torch.cos(angles), torch.sin(angles), "half", head_dim)
 
 
+def _transformers_major_minor(version: str) -> tuple[int, int]:
+    """``(major, minor)`` of a version string such as ``"5.3.0"`` or ``"5.10.0.dev0"``; ``(0, 0)`` if unreadable."""
+    match = re.match(r"(\d+)\.(\d+)", version)
+    return (int(match[1]), int(match[2])) if match else (0, 0)
+
+
 def qwen2_vl_rope_index(segments: Sequence, *, spatial_merge_size: int = 2) -> torch.Tensor:
     """The position ids Hugging Face ``Qwen2VLModel.get_rope_index`` gives the prompt ``segments``.
+
+    Needs transformers 5.3 or newer with PyTorch: ``get_rope_index`` takes ``mm_token_type_ids``
+    from 5.3 on (transformers 4.x and 5.0–5.2 call it differently).
 
     Builds a tiny randomly initialised Qwen2-VL (a few hundred thousand parameters; no weights
     are downloaded), lays the prompt out as ``input_ids`` and ``mm_token_type_ids`` (a grid with
@@ -363,8 +376,8 @@ def qwen2_vl_rope_index(segments: Sequence, *, spatial_merge_size: int = 2) -> t
         int64 tensor ``(3, total)``.
 
     Raises:
-        ImportError: unless ``transformers`` 5.x is installed with PyTorch (``ModuleNotFoundError``,
-            its subclass, when it is missing).
+        ImportError: unless ``transformers`` 5.3 or newer is installed and can use PyTorch
+            (``ModuleNotFoundError``, its subclass, when it is missing).
         TypeError / ValueError: for bad segments, as :func:`mrope_position_ids`.
         ValueError: for two images (or two videos) with no text segment between them.
     """
@@ -379,8 +392,13 @@ def qwen2_vl_rope_index(segments: Sequence, *, spatial_merge_size: int = 2) -> t
     merge = check_int("spatial_merge_size", spatial_merge_size, minimum=1)
     import transformers
 
-    if int(transformers.__version__.split(".")[0]) < 5 or not transformers.is_torch_available():
-        raise ImportError(f"qwen2_vl_rope_index needs transformers 5 with PyTorch, found transformers {transformers.__version__}")
+    need = ("qwen2_vl_rope_index needs transformers >= 5.3 with PyTorch "
+            "(get_rope_index takes mm_token_type_ids from 5.3 on)")
+    if _transformers_major_minor(transformers.__version__) < (5, 3):
+        raise ImportError(f'{need}, found transformers {transformers.__version__}: pip install "transformers>=5.3,<6"')
+    if not transformers.is_torch_available():
+        raise ImportError(f"{need}, but transformers {transformers.__version__} cannot use torch {torch.__version__} "
+                          f"here (transformers 5 needs torch >= 2.6)")
     from transformers.models.qwen2_vl.configuration_qwen2_vl import Qwen2VLConfig
     from transformers.models.qwen2_vl.modeling_qwen2_vl import Qwen2VLModel
 

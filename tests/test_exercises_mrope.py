@@ -56,7 +56,7 @@ def test_right_answers_pass(capsys):
         (lambda s: mrope_answer(s, column_major=True), "flattened column by column"),
         (lambda s: mrope_answer(s, advance="hw"), "starts at s + max(h, w)"),
     ],
-    ids=["continues by the token count", "rows and columns swapped", "column-major flattening", "frames ignored"],
+    ids=["continues by the token count", "rows and columns swapped", "column-major flattening", "temporal ids ignored"],
 )
 def test_each_named_mistake_is_caught_and_named(mistake, words, capsys):
     assert exercises.check_mrope_position_ids(mistake) is False

@@ -1,5 +1,7 @@
 """2-D RoPE and M-RoPE (posviz.rope2d), with Hugging Face's Qwen2-VL code as the oracle."""
 
+import re
+
 import numpy as np
 import pytest
 import torch
@@ -11,6 +13,16 @@ from tests.hf import transformers_with_torch
 
 def _qwen2_vl():
     return transformers_with_torch("transformers.models.qwen2_vl.modeling_qwen2_vl")
+
+
+def _qwen2_vl_get_rope_index():
+    """Skip unless posviz.qwen2_vl_rope_index can run: transformers 5.3 or newer (mm_token_type_ids)."""
+    modeling = _qwen2_vl()
+    import transformers
+
+    if rope2d._transformers_major_minor(transformers.__version__) < (5, 3):
+        pytest.skip(f"get_rope_index takes mm_token_type_ids from transformers 5.3 on, found {transformers.__version__}")
+    return modeling
 
 
 def _tiny_qwen2_vl(mrope_section=(2, 3, 3)):
@@ -165,7 +177,7 @@ def test_mrope_ids_of_a_small_prompt_by_hand():
 )
 def test_mrope_ids_equal_hugging_face_get_rope_index(segments):
     """posviz.qwen2_vl_rope_index only lays the prompt out; the ids are Hugging Face's get_rope_index."""
-    _qwen2_vl()  # skips without transformers 5
+    _qwen2_vl_get_rope_index()  # skips without transformers 5.3 or newer
     torch.testing.assert_close(posviz.mrope_position_ids(segments), posviz.qwen2_vl_rope_index(segments))
 
 
@@ -177,16 +189,40 @@ def test_the_hugging_face_layout_refuses_two_grids_of_one_kind_in_a_row():
             posviz.qwen2_vl_rope_index(segments)
 
 
-def test_a_video_with_more_frames_than_rows_continues_past_its_frames():
-    """The paper's max + 1 rule; transformers 5.x continues at start + max(h, w) here, 4.x at max + 1."""
-    _qwen2_vl()  # skips without transformers 5
+def test_a_video_with_more_temporal_patches_than_rows_continues_past_them():
+    """The paper's max + 1 rule; transformers 5.3 and later continue at start + max(h, w) here,
+    4.x and 5.0–5.2 at max() + 1."""
+    _qwen2_vl_get_rope_index()  # skips without transformers 5.3 or newer
     segments = [2, (4, 2, 2), 3]
     ours = posviz.mrope_position_ids(segments)
     assert ours[:, 18:].tolist() == [[6, 7, 8]] * 3  # 2 + max(4, 2, 2)
     assert ours[0, 2:18].max() == 5
     hf = posviz.qwen2_vl_rope_index(segments)
     torch.testing.assert_close(ours[:, :18], hf[:, :18])
-    assert hf[:, 18:].tolist() in ([[4, 5, 6]] * 3, [[6, 7, 8]] * 3)  # 2 + max(h, w), or 2 + max(t, h, w)
+    assert hf[:, 18:].tolist() in ([[4, 5, 6]] * 3, [[6, 7, 8]] * 3)  # 2 + max(h, w) (5.3 on), or 2 + max(t, h, w) if a release fixes it
+
+
+@pytest.mark.parametrize("version", ["4.57.1", "5.0.0", "5.2.0", "5.2.1.dev0"])
+def test_the_hugging_face_oracle_refuses_transformers_before_5_3(version, monkeypatch):
+    """Before 5.3, get_rope_index has no mm_token_type_ids: a clear ImportError, not a TypeError inside it."""
+    transformers = pytest.importorskip("transformers")
+    monkeypatch.setattr(transformers, "__version__", version)
+    with pytest.raises(ImportError, match=rf"transformers >= 5\.3.*found transformers {re.escape(version)}"):
+        posviz.qwen2_vl_rope_index([2, (1, 2, 2), 1])
+
+
+def test_the_hugging_face_oracle_needs_transformers_to_use_torch(monkeypatch):
+    transformers = pytest.importorskip("transformers")
+    monkeypatch.setattr(transformers, "__version__", "5.3.0")
+    monkeypatch.setattr(transformers, "is_torch_available", lambda: False)
+    with pytest.raises(ImportError, match=r"cannot use torch .* needs torch >= 2\.6"):
+        posviz.qwen2_vl_rope_index([2, (1, 2, 2), 1])
+
+
+@pytest.mark.parametrize("version, expected", [("5.3.0", (5, 3)), ("5.24.0", (5, 24)), ("5.10.0.dev0", (5, 10)),
+                                               ("6.0.0rc1", (6, 0)), ("unknown", (0, 0))])
+def test_transformers_major_minor(version, expected):
+    assert rope2d._transformers_major_minor(version) == expected
 
 
 def test_mrope_ids_bad_segments():
