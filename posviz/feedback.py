@@ -133,7 +133,7 @@ def _grade(title: _Text, section: _Text, run: Callable[[], None]) -> bool:
     try:
         run()
     except _NotAttempted:
-        _say(_Text(f"○ {title.ko}: 아직 풀지 않았습니다. `raise NotImplementedError`를 지우고 함수를 완성한 뒤 다시 실행하세요.",
+        _say(_Text(f"○ {title.ko}: 아직 풀지 않았습니다. `raise NotImplementedError`를 지우고 함수를 완성한 뒤 셀을 다시 실행하세요.",
                    f"○ {title.en}: not attempted yet. Replace `raise NotImplementedError` with your code and run the cell again."))
         return False
     except _Failed as failure:
@@ -181,7 +181,7 @@ def _failing_line(error: BaseException) -> _Text | None:
         place = _Text("노트북 셀", "a notebook cell")
     else:
         place = _Text(Path(frame.filename).name, Path(frame.filename).name)
-    return _Text(f"오류가 난 줄: {place.ko}의 {frame.lineno}번째 줄 ({frame.name} 함수): {line}",
+    return _Text(f"오류가 난 줄: {place.ko}의 {frame.lineno}번째 줄({frame.name} 함수): {line}",
                  f"failing line: {place.en}, line {frame.lineno} (in {frame.name}): {line}")
 
 
@@ -204,8 +204,8 @@ def _call(fn: Callable, *args, label: str):
         raise _Failed(
             _Text("함수 안에서 오류가 났습니다.", "your function raised an error."),
             _lines(*lines),
-            _Text("위에 적힌 줄을 고친 뒤 셀을 다시 실행하세요. 모양이 맞지 않는다는 오류라면 각 텐서의 .shape를 출력해 보세요.",
-                  "fix the line shown above and run the cell again; for a size mismatch, print the .shape of each tensor."),
+            _Text("위에 적힌 줄을 고친 뒤 셀을 다시 실행하세요. 모양이 맞지 않는다는 오류라면 각 배열이나 텐서의 .shape를 출력해 보세요.",
+                  "fix the line shown above and run the cell again; for a size mismatch, print the .shape of each array or tensor."),
         ) from None
 
 

@@ -207,7 +207,7 @@ def test_an_exception_prints_the_failing_line_of_the_learners_code(capsys):
     assert f"failing line: test_feedback_gallery.py, line {line} (in rope_crashes): return x * torch.cos(angles)" in out
     assert "RuntimeError" in out
     _, out = run(exercises.check_apply_rope, rope_crashes, "ko", capsys)
-    assert f"오류가 난 줄: test_feedback_gallery.py의 {line}번째 줄 (rope_crashes 함수)" in out
+    assert f"오류가 난 줄: test_feedback_gallery.py의 {line}번째 줄(rope_crashes 함수)" in out
 
 
 def test_small_index_mistakes_print_both_matrices(capsys):
