@@ -282,7 +282,7 @@ def check_relative_position_index(fn: Callable[[int, int], object]) -> bool:
                  _Text("오프셋은 쿼리 i에서 본 키 j의 위치 j − i입니다(뒤쪽 키가 양수).", "the offset is key j seen from query i, j − i (later keys positive).")),
                 (offsets + k,
                  _Text("클리핑을 하지 않았습니다.", "the offsets are not clipped."),
-                 _Text("k보다 먼 오프셋은 끝 행(0 또는 2k)을 함께 씁니다: np.clip.", "offsets beyond ±k share the end rows (0 or 2k): np.clip.")),
+                 _Text("±k 바깥의 오프셋은 끝 행(0 또는 2k)을 함께 씁니다. np.clip으로 자르세요.", "offsets beyond ±k share the end rows (0 or 2k): clip them with np.clip.")),
                 (np.clip(offsets, -(k - 1), k - 1) + k,
                  _Text("k가 아니라 k − 1에서 잘랐습니다.", "the clipping is at k − 1 instead of k."),
                  _Text("표는 2k + 1행이고 −k … k를 모두 씁니다.", "the table has 2k + 1 rows and uses all of −k … k.")),

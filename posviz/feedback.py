@@ -260,7 +260,7 @@ def _as_array(value, label: str, *, integer: bool = False) -> np.ndarray:
             raise _Failed(
                 _Text("결과는 정수여야 합니다(위치 번호와 행 번호는 정수입니다).", "the result must be integers (position ids and row indices are whole numbers)."),
                 _lines(_input(label), _Text(f"받은 자료형: {array.dtype}", f"got dtype: {array.dtype}")),
-                _Text("정수 배열로 돌려주세요: np.arange처럼 정수로 계산하거나 마지막에 .astype(np.int64)를 붙입니다.",
+                _Text("정수 배열로 돌려주세요: np.arange처럼 정수로 계산하거나 마지막에 .astype(np.int64)를 붙이세요.",
                       "return integers: compute with integers (as np.arange does) or end with .astype(np.int64)."),
             )
         return _tagged(array.astype(np.int64), origin)
