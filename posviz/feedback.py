@@ -348,7 +348,7 @@ def _compare(
     if describe is not None:
         lines.append(describe(where))
     if rtol:  # the tolerance depends on the expected value: say what it is at the mismatch above
-        lines.append(_Text(f"가장 큰 차이 {gap:.2g} (허용 오차 {_tolerance(atol, rtol)}, 위 자리의 기댓값으로는 {limit:.2g})",
+        lines.append(_Text(f"가장 큰 차이 {gap:.2g} (허용 오차 {_tolerance(atol, rtol)}, 위에 적은 기댓값에서는 {limit:.2g})",
                            f"largest gap {gap:.2g} (tolerance {_tolerance(atol, rtol).replace('기댓값', 'expected')}, "
                            f"{limit:.2g} for the expected value above)"))
     else:
