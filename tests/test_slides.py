@@ -151,7 +151,7 @@ def test_decks_fit_a_16_9_screen_offline_and_draw_hangul_with_the_web_font(tmp_p
     assert ko.count('<aside class="notes">') == 1 and KO_PROSE[:40] in ko.split('<aside class="notes">')[1]
     assert "Open In Colab" not in ko and "What to notice" not in ko
     # no on-screen arrows over the text: the title slide says which keys move the deck on
-    assert "controls: false" in ko and f'<p class="deck-keys">{website.LABELS["ko"]["deck_keys"]}</p>' in ko
+    assert "controls: false" in ko and 'navigationMode: "linear"' in ko and f'<p class="deck-keys">{website.LABELS["ko"]["deck_keys"]}</p>' in ko
     with chromium_page(width=slides.WIDTH, height=slides.HEIGHT) as page:
         for lang, deck in decks.items():
             result = walk_deck(page, deck, f"slides_{lang}")
