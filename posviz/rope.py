@@ -223,9 +223,12 @@ def _complex_pairs(t: torch.Tensor) -> torch.Tensor:
     return torch.view_as_complex(pairs)
 
 
-#: Elements of one half-layout block (see :func:`_blocks`): its six operands (two halves of the
-#: input, cos, sin, two halves of the output; 6 × 128 KiB in float32) stay in a core's L2 cache.
-_BLOCK_ELEMENTS = 1 << 15
+#: Elements of one half-layout block (see :func:`_blocks`): large enough that each of the four
+#: passes still splits across torch's threads (its grain is 32,768 elements), small enough that
+#: the block's six operands (two halves of the input, cos, sin, two halves of the output;
+#: 6 × 1 MiB in float32) are reread from cache. Chosen with benchmarks/bench_rope.py on 1 and 2
+#: threads (2^15 left the second thread idle: 1.7–2.1× a clone, against 1.3–1.4× here).
+_BLOCK_ELEMENTS = 1 << 18
 
 
 def _blocks(shape: torch.Size, target: int = _BLOCK_ELEMENTS):
