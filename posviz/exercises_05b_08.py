@@ -167,7 +167,7 @@ def check_mrope_position_ids(fn: Callable[[list], object]) -> bool:
 
     title = _Text("M-RoPE 위치 번호", "M-RoPE position ids")
     section = _Text(
-        "08 노트북 4절(M-RoPE)을 다시 보세요: 텍스트는 세 번호(t, h, w)가 함께 1씩 늘고, 격자는 (s + τ, s + i, s + j)를 받으며, 그다음은 지금까지의 최댓값 + 1에서 시작합니다.",
+        "08 노트북 4절(M-RoPE)을 다시 보세요. 텍스트는 세 번호(t, h, w)가 함께 1씩 늘고, 격자는 (s + τ, s + i, s + j)를 받으며, 그다음은 지금까지의 최댓값 + 1에서 시작합니다.",
         "see notebook 08, section 4 (M-RoPE): text moves all three ids up by 1 together, a grid gets (s + τ, s + i, s + j), and what follows starts at the largest id so far + 1.",
     )
     prompts = (
@@ -180,7 +180,7 @@ def check_mrope_position_ids(fn: Callable[[list], object]) -> bool:
     mistakes = (
         (dict(advance="count"),
          _Text("격자 다음 텍스트가 이미지·동영상 토큰 수만큼 건너뛰었습니다(s + t·h·w). 지금까지의 최댓값 + 1에서 이어 가야 합니다.",
-               "the text after a grid skips the number of vision tokens (s + t·h·w) instead of continuing at the largest id so far + 1."),
+               "the text after a grid jumps ahead by the number of vision tokens (s + t·h·w) instead of continuing at the largest id so far + 1."),
          _Text("격자가 쓴 가장 큰 번호는 s + max(t, h, w) − 1이므로, 다음 토큰은 s + max(t, h, w)입니다.",
                "the largest id a grid uses is s + max(t, h, w) − 1, so the next token gets s + max(t, h, w).")),
         (dict(swap=True),

@@ -280,7 +280,7 @@ def _check_shape(got: np.ndarray, shape: tuple[int, ...], label: str) -> None:
         raise _Failed(_Text("결과가 전치되어 있습니다: 마지막 두 축(행과 열)이 바뀌었습니다.",
                             "the result is transposed: its last two axes (rows and columns) are swapped."),
                       detail,
-                      _Text("행과 열을 맞바꾸세요(예: 결과에 .T를 붙이거나, 배열을 만들 때 축의 순서를 바꿉니다).",
+                      _Text("행과 열을 맞바꾸세요(결과에 .T를 붙이거나, 배열을 만들 때 축의 순서를 바꾸면 됩니다).",
                             "swap rows and columns (e.g. add .T to the result, or build the array with its axes in the other order)."))
     raise _Failed(_Text("결과의 모양(shape)이 다릅니다.", "the result has the wrong shape."), detail,
                   _Text("문제에 적힌 모양을 따르세요: 축의 개수와 순서를 확인하세요.",

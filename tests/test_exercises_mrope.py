@@ -51,7 +51,7 @@ def test_right_answers_pass(capsys):
 @pytest.mark.parametrize(
     "mistake, words",
     [
-        (lambda s: mrope_answer(s, advance="tokens"), "skips the number of vision tokens"),
+        (lambda s: mrope_answer(s, advance="tokens"), "jumps ahead by the number of vision tokens"),
         (lambda s: mrope_answer(s, swap=True), "height (row) and width (column) ids are swapped"),
         (lambda s: mrope_answer(s, column_major=True), "flattened column by column"),
         (lambda s: mrope_answer(s, advance="hw"), "starts at s + max(h, w)"),
