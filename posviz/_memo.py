@@ -102,7 +102,7 @@ def _feed(digest, obj: object, seen: set[int]) -> None:
         digest.update(repr(obj).encode() + bytes(m.training for m in obj.modules()))
         # plain attributes (a RoPE base, a layout name) can change the forward pass without a tensor
         _feed(digest, [{k: v for k, v in vars(m).items() if not k.startswith("_")} for m in obj.modules()], seen)
-        for key, tensor in [*obj.named_parameters(), *obj.named_buffers()]:
+        for key, tensor in _tensors(obj):
             _feed(digest, key, seen)
             _feed(digest, tensor, seen)
     elif isinstance(obj, types.FunctionType) and _is_posviz(obj):
@@ -136,9 +136,13 @@ def _fingerprint(*parts: object) -> str:
     return digest.hexdigest()
 
 
+def _tensors(module: nn.Module) -> list[tuple[str, torch.Tensor]]:
+    return [*module.named_parameters(), *module.named_buffers()]
+
+
 def _module_state(module: nn.Module) -> dict:
     return {
-        "tensors": {k: v.detach().clone() for k, v in [*module.named_parameters(), *module.named_buffers()]},
+        "tensors": {k: v.detach().clone() for k, v in _tensors(module)},
         "grads": {k: None if p.grad is None else p.grad.detach().clone() for k, p in module.named_parameters()},
         "training": [m.training for m in module.modules()],
     }
@@ -146,7 +150,7 @@ def _module_state(module: nn.Module) -> dict:
 
 @torch.no_grad()
 def _restore_module(module: nn.Module, state: dict) -> None:
-    tensors = dict([*module.named_parameters(), *module.named_buffers()])
+    tensors = dict(_tensors(module))
     for key, value in state["tensors"].items():
         tensors[key].copy_(value)
     for key, parameter in module.named_parameters():
@@ -154,6 +158,14 @@ def _restore_module(module: nn.Module, state: dict) -> None:
         parameter.grad = None if grad is None else grad.clone()
     for m, flag in zip(module.modules(), state["training"]):
         m.training = flag
+
+
+def _others_fingerprint(args: tuple, kwargs: dict) -> str:
+    """The fingerprint of the arguments that are not models (a call must leave them as they were)."""
+    return _fingerprint(
+        [a for a in args if not isinstance(a, nn.Module)],
+        {k: v for k, v in kwargs.items() if not isinstance(v, nn.Module)},
+    )
 
 
 def _folder(root: Path) -> Path:
@@ -179,10 +191,7 @@ def memoized(function):
             return function(*args, **kwargs)
         try:
             key = _fingerprint(function.__qualname__, args, kwargs, _random_states())
-            others = _fingerprint(
-                [a for a in args if not isinstance(a, nn.Module)],
-                {k: v for k, v in kwargs.items() if not isinstance(v, nn.Module)},
-            )
+            others = _others_fingerprint(args, kwargs)
         except _Undescribable:
             return function(*args, **kwargs)
         modules = [a for a in [*args, *kwargs.values()] if isinstance(a, nn.Module)]
@@ -205,11 +214,7 @@ def memoized(function):
         if printed.getvalue():
             sys.stdout.write(printed.getvalue())  # shown as usual, and not memoised
             return result
-        unchanged = _fingerprint(
-            [a for a in args if not isinstance(a, nn.Module)],
-            {k: v for k, v in kwargs.items() if not isinstance(v, nn.Module)},
-        ) == others
-        if unchanged:
+        if _others_fingerprint(args, kwargs) == others:
             # a module the call left as it was (an evaluation) is not stored, only what training changed
             states = [None if _fingerprint(m) == b else _module_state(m) for m, b in zip(modules, before)]
             saved = {"modules": states, "random": _random_states(), "result": result}
