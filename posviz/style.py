@@ -331,7 +331,7 @@ def _wrap_to(text, width: float, renderer) -> bool:
     return True
 
 
-def fit_figure_text(figure, renderer=None) -> None:
+def fit_figure_text(figure, renderer=None) -> bool:
     """Make ``figure``'s text fit before it is drawn (called by every draw once :func:`setup` ran).
 
     * Titles and x labels wrap to their axes' width, y labels (colorbar labels too) to their
@@ -343,6 +343,10 @@ def fit_figure_text(figure, renderer=None) -> None:
       (:func:`plain_log_ticks`).
 
     The text is re-wrapped from its original on every draw, so resizing a figure re-flows it.
+
+    Returns ``True`` when the layout engine's last pass saw the final text (so the draw that
+    follows need not lay the figure out again), ``False`` otherwise (no engine, the text still
+    changing after four passes, or the layout gave up).
     """
     if renderer is None:
         renderer = figure.canvas.get_renderer()
@@ -372,6 +376,8 @@ def fit_figure_text(figure, renderer=None) -> None:
         for text in dict.fromkeys(touched):
             text.set_text(text._posviz_unwrapped)
             text._posviz_wrapped = None
+        return False
+    return engine is not None and not changed
 
 
 def _fit_targets(figure, renderer):
@@ -403,17 +409,29 @@ def _install_figure_fitting() -> None:
         return
     _fitting_installed = True
     from matplotlib.figure import Figure
+    from matplotlib.layout_engine import PlaceHolderLayoutEngine
 
     original_draw = Figure.draw
 
     def draw(figure, renderer):
-        if not getattr(figure, "_posviz_fitting", False):
-            figure._posviz_fitting = True  # a layout engine may draw again inside: fit once
-            try:
-                fit_figure_text(figure, renderer)
-            finally:
-                figure._posviz_fitting = False
-        return original_draw(figure, renderer)
+        if getattr(figure, "_posviz_fitting", False):  # a layout engine may draw again inside: fit once
+            return original_draw(figure, renderer)
+        figure._posviz_fitting = True
+        try:
+            settled = fit_figure_text(figure, renderer)
+        finally:
+            figure._posviz_fitting = False
+        engine = figure.get_layout_engine()
+        if not settled or not figure.axes or engine is None or isinstance(engine, PlaceHolderLayoutEngine):
+            return original_draw(figure, renderer)
+        # The fit has just laid the figure out with its final text (two passes or more, where
+        # matplotlib's own draw makes one): draw without a third pass, as matplotlib's
+        # print_figure does for its second draw, and restore the engine afterwards.
+        figure.set_layout_engine("none")
+        try:
+            return original_draw(figure, renderer)
+        finally:
+            figure.set_layout_engine(engine)
 
     Figure.draw = draw
 

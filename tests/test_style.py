@@ -179,6 +179,31 @@ def test_long_titles_and_labels_wrap_to_their_axes_and_stay_on_the_figure():
     plt.close(fig)
 
 
+def test_a_draw_lays_the_figure_out_twice_not_three_times_and_keeps_its_engine(monkeypatch):
+    """The fit's passes (two when nothing needs wrapping) are the draw's layout: the draw itself
+    adds none, and the figure keeps its constrained layout engine for the next draw."""
+    from matplotlib.layout_engine import ConstrainedLayoutEngine
+
+    calls = []
+    original = ConstrainedLayoutEngine.execute
+    monkeypatch.setattr(ConstrainedLayoutEngine, "execute", lambda self, fig: (calls.append(1), original(self, fig))[1])
+
+    def build(fig):
+        ax = fig.subplots()
+        ax.plot([0, 1], [0, 1])
+        ax.set_title("short")
+
+    fig = _drawn_figure(build)
+    assert len(calls) == 2
+    assert isinstance(fig.get_layout_engine(), ConstrainedLayoutEngine)
+    fig.axes[0].set_title(posviz.t("아주 긴 한국어 제목은 축의 너비에 맞춰 줄이 바뀝니다 " * 3, "a long title " * 12))
+    calls.clear()
+    fig.canvas.draw()
+    assert "\n" in fig.axes[0].get_title() and 2 <= len(calls) <= 4  # wrapped, then laid out with the new lines
+    assert isinstance(fig.get_layout_engine(), ConstrainedLayoutEngine)
+    plt.close(fig)
+
+
 def test_log_axes_read_plain_numbers():
     def build(fig):
         a, b, c = fig.subplots(1, 3)
