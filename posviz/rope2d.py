@@ -246,12 +246,13 @@ def mrope_position_ids(segments: Sequence) -> torch.Tensor:
       ``s + max(t, h, w)``, not ``s + t·h·w``.
 
     Here ``s`` is the current start (0 at the beginning). An image is a grid with ``t = 1``.
-    This equals Hugging Face ``Qwen2VLModel.get_rope_index`` (transformers 5.3 or newer; see
+    This equals Hugging Face ``Qwen2VLModel.get_rope_index`` (checked with transformers 5.24; see
     :func:`qwen2_vl_rope_index`) whenever every grid has ``t <= max(h, w)``. For a video with more
-    temporal patches (``t``) than rows and columns, transformers 5.3 and later continue at
+    temporal patches (``t``) than rows and columns, transformers 5.24 continues at
     ``s + max(h, w)``, so the temporal ids of the last temporal patches reach into those of the
-    following text; the paper's rule (and the ``max() + 1`` of transformers 4.x and 5.0–5.2)
-    continues at ``s + max(t, h, w)``, as this function does.
+    following text; the paper's rule (and the ``max() + 1`` of transformers 4.x) continues at
+    ``s + max(t, h, w)``, as this function does. By huggingface/transformers issue #45381 the
+    change came between 5.2.0 and 5.3.0 (Qwen2.5-VL); other versions were not checked.
 
     Args:
         segments: a sequence of text-run lengths (``int >= 1``) and vision grids (``(t, h, w)``,
