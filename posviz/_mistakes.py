@@ -75,7 +75,7 @@ def _dynamic_base(base: float, head_dim: int, factor: float, original_context: i
     return base * ratio ** exponent
 
 
-def _attention(x, w_q, w_k, w_v, *, scale: float | None = None, dim: int = -1) -> np.ndarray:
+def _attention(x, w_q, w_k, w_v, *, scale: float | None = None, dim: int = -1, softmax: bool = True) -> np.ndarray:
     q, k, v = x @ w_q, x @ w_k, x @ w_v
     scores = q @ k.T / (math.sqrt(k.shape[-1]) if scale is None else scale)
-    return (torch.softmax(scores, dim=dim) @ v).numpy()
+    return ((torch.softmax(scores, dim=dim) if softmax else scores) @ v).numpy()

@@ -366,8 +366,8 @@ def check_self_attention(fn: Callable[..., object]) -> bool:
 
     The contract: ``X`` is a float64 tensor ``(seq_len, d_model)``, each ``W`` ``(d_model, d_k)``;
     one head without a mask; the result is ``(seq_len, d_k)``. Tested with ``d_k ≠ d_model``.
-    Catches among others: no scaling, scaling by √d_model, the softmax over the wrong axis, and
-    returning the attention weights instead of the weighted values.
+    Catches among others: no scaling, scaling by d_k or by √d_model instead of √d_k, no softmax,
+    the softmax over the wrong axis, and returning the attention weights instead of the weighted values.
     Paper: https://arxiv.org/abs/1706.03762
 
     Returns:
@@ -399,6 +399,12 @@ def check_self_attention(fn: Callable[..., object]) -> bool:
             (_attention(x, w_q, w_k, w_v, scale=math.sqrt(8)),
              _Text("√d_k 대신 √d_model로 나누었습니다.", "the scores are divided by √d_model instead of √d_k."),
              _Text("나누는 값은 키 벡터의 차원 d_k의 제곱근, √d_k입니다.", "the scale is the square root of the key dimension, √d_k.")),
+            (_attention(x, w_q, w_k, w_v, scale=4.0),
+             _Text("√d_k 대신 d_k로 나누었습니다.", "the scores are divided by d_k instead of √d_k."),
+             _Text("나누는 값은 d_k가 아니라 그 제곱근 √d_k입니다.", "the scale is the square root √d_k, not d_k itself.")),
+            (_attention(x, w_q, w_k, w_v, softmax=False),
+             _Text("softmax를 거치지 않았습니다. 점수를 그대로 값(V)에 곱했습니다.", "the softmax is missing: the scores multiply the values V directly."),
+             _Text("점수에 softmax(dim=-1)를 적용해 가중치로 바꾼 뒤 V를 곱하세요.", "turn the scores into weights with softmax(dim=-1), then multiply by V.")),
             (_attention(x, w_q, w_k, w_v, dim=0),
              _Text("softmax를 잘못된 축(쿼리 축)을 따라 계산했습니다.", "the softmax runs over the wrong axis (queries)."),
              _Text("각 쿼리(행)마다 키들에 대한 가중치의 합이 1이어야 합니다: dim=-1.", "each query's weights over the keys must sum to 1: dim=-1.")),

@@ -116,15 +116,18 @@ SLOPE_MISTAKES = {
 }
 
 
-def attention_answer(x, w_q, w_k, w_v, *, scale=None, dim=-1, values=True):
+def attention_answer(x, w_q, w_k, w_v, *, scale=None, dim=-1, values=True, softmax=True):
     q, k, v = x @ w_q, x @ w_k, x @ w_v
-    weights = torch.softmax(q @ k.T / (k.shape[-1] ** 0.5 if scale is None else scale), dim=dim)
+    scores = q @ k.T / (k.shape[-1] ** 0.5 if scale is None else scale)
+    weights = torch.softmax(scores, dim=dim) if softmax else scores
     return weights @ v if values else weights
 
 
 ATTENTION_MISTAKES = {
     "no scaling": lambda *a: attention_answer(*a, scale=1.0),
     "scaled by sqrt(d_model)": lambda *a: attention_answer(*a, scale=a[0].shape[-1] ** 0.5),
+    "scaled by d_k": lambda *a: attention_answer(*a, scale=a[2].shape[-1]),
+    "no softmax": lambda *a: attention_answer(*a, softmax=False),
     "softmax over queries": lambda *a: attention_answer(*a, dim=0),
     "weights only": lambda *a: attention_answer(*a, values=False),
 }
@@ -223,6 +226,8 @@ def test_every_classic_mistake_is_rejected(checker, mistake, capsys):
         (exercises.check_relative_position_index, INDEX_MISTAKES["floats"], "must be integers"),
         (exercises.check_alibi_slopes, SLOPE_MISTAKES["reversed"], "reversed"),
         (exercises.check_self_attention, ATTENTION_MISTAKES["no scaling"], "√d_k"),
+        (exercises.check_self_attention, ATTENTION_MISTAKES["scaled by d_k"], "divided by d_k instead of √d_k"),
+        (exercises.check_self_attention, ATTENTION_MISTAKES["no softmax"], "the softmax is missing"),
     ],
 )
 def test_feedback_names_the_mistake_with_a_counter_example(checker, mistake, words, capsys):
