@@ -209,7 +209,7 @@ def load_smollm2(*, dtype: torch.dtype = torch.float32, unpermute: bool = True):
     those llama.cpp would use), query/key rows are put into Hugging Face's half-split order
     with :func:`unpermute_qk_rows`, and a ``transformers`` ``LlamaForCausalLM`` (SDPA
     attention, eval mode, no gradients needed) receives them. The tokenizer is built by
-    ``transformers`` from the same file. About 5 s on 2 CPU cores (most of it importing ``transformers``).
+    ``transformers`` from the same file. About 8 s on a 2-core CPU, half of it importing ``transformers``.
 
     Args:
         dtype: floating dtype of the parameters (float32 is fastest on most CPUs).
