@@ -230,7 +230,7 @@ def _tagged(array: np.ndarray, origin: str) -> np.ndarray:
 def _as_array(value, label: str, *, integer: bool = False) -> np.ndarray:
     """The learner's result as a numpy array (float64, or int64 with ``integer=True``)."""
     if value is None:
-        raise _Failed(_Text("함수가 None을 돌려주었습니다. `return`을 빠뜨렸나요?",
+        raise _Failed(_Text("함수가 None을 돌려주었습니다. `return`이 빠졌을 수 있습니다.",
                             "your function returned None: is a `return` missing?"),
                       _input(label),
                       _Text("결과를 계산한 뒤 함수의 마지막 줄에서 `return`으로 돌려주세요.",

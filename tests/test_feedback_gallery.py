@@ -116,7 +116,7 @@ GALLERY = [
     ("sin base 1000", exercises.check_sinusoidal_encoding, lambda n, d: posviz.sinusoidal_encoding(n, d, base=1000.0), "pair 0 is right", "짝 0은 맞고"),
     ("sin integer array", exercises.check_sinusoidal_encoding, sin_into_integer_array, "integer array", "정수 배열"),
     ("sin transposed", exercises.check_sinusoidal_encoding, lambda n, d: sin_table(n, d).T, "transposed", "전치"),
-    ("sin missing return", exercises.check_sinusoidal_encoding, sin_without_return, "returned None", "`return`을 빠뜨렸나요"),
+    ("sin missing return", exercises.check_sinusoidal_encoding, sin_without_return, "returned None", "`return`이 빠졌을 수 있습니다"),
     ("sin float16 output", exercises.check_sinusoidal_encoding, lambda n, d: sin_table(n, d).astype(np.float16), "is float16", "float16(반정밀도)입니다"),
     ("index sign flipped", exercises.check_relative_position_index, lambda n, k: index(n, k).T, "sign is flipped", "부호가 뒤집혔습니다"),
     ("index no +k", exercises.check_relative_position_index, lambda n, k: index(n, k) - k, "k was not added", "+k를 더하지 않아"),
