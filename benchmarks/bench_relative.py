@@ -142,7 +142,7 @@ def main(argv=None) -> None:
         t(
             f"torch {torch.__version__}, 스레드 {threads}개, 배치 크기 1, 헤드 1개, "
             f"head_dim {args.head_dim}, k {args.k}, float32, 순전파만",
-            f"torch {torch.__version__}, {threads} thread(s), batch 1, 1 head, "
+            f"torch {torch.__version__}, {threads} thread(s), batch size 1, 1 head, "
             f"head_dim {args.head_dim}, k {args.k}, float32, forward only",
             sep="\n",
         )
