@@ -126,7 +126,7 @@ COURSE: tuple[Entry, ...] = (
         "실제 모델 속 RoPE",
         "RoPE in a real pretrained model",
         ("05 노트북(회전 위치 임베딩), 05b 노트북(문맥 확장)", "notebooks 05 (rotary position embedding) and 05b (context extension)"),
-        ("읽기 약 60분, 실행 약 1–3분(2코어 CPU, 모델 불러오기 포함)", "about 60 minutes to read, 1–3 minutes to run (2-core CPU, loading included)"),
+        ("읽기 약 60분, 실행 약 1–3분(2코어 CPU, 모델 불러오기 포함)", "about 60 minutes to read, 1–3 minutes to run (2-core CPU, model loading included)"),
     ),
     _entry(
         "08_positions_in_2d_and_3d.ipynb",
