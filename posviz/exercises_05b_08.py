@@ -143,7 +143,7 @@ def _mrope_variant(segments, *, advance: str = "max", swap: bool = False, column
         if swap:
             ids = ids[[0, 2, 1]]
         parts.append(ids + start)
-        start += {"max": max(t, h, w), "count": t * h * w, "hw": max(h, w)}[advance]
+        start += {"max": max(t, h, w), "count": t * h * w, "hw": max(h, w), "added": start + max(t, h, w)}[advance]
     return np.concatenate(parts, axis=1).astype(np.int64)
 
 
@@ -158,8 +158,9 @@ def check_mrope_position_ids(fn: Callable[[list], object]) -> bool:
     than rows and columns, and text alone (where the three rows are all ``0 … n − 1``: still three
     rows, not one).
     Catches among others: text that continues by the number of vision tokens instead of
-    max + 1, rows and columns swapped, a grid flattened column by column, and continuing after
-    a video at ``s + max(h, w)`` (ignoring the temporal ids).
+    max + 1, the largest id + 1 added to the current position (``start += ids.max() + 1``) instead
+    of becoming it, rows and columns swapped, a grid flattened column by column, and continuing
+    after a video at ``s + max(h, w)`` (ignoring the temporal ids).
 
     Returns:
         ``True`` if every check passes, else ``False`` (feedback is printed; never raises).
@@ -171,7 +172,7 @@ def check_mrope_position_ids(fn: Callable[[list], object]) -> bool:
         "see notebook 08, section 4 (M-RoPE): text moves all three ids up by 1 together, a grid gets (s + τ, s + i, s + j), and what follows starts at the largest id so far + 1.",
     )
     prompts = (
-        [3, (1, 2, 3), 2],
+        [3, (1, 2, 4), 2],  # s + max(t, h, w) = 7, the token count 8 and the slip `start += max + 1` (10) all differ
         [(1, 3, 2), 4],
         [2, (2, 2, 3), (1, 2, 2), 1],
         [1, (3, 2, 2), 2],
@@ -183,6 +184,11 @@ def check_mrope_position_ids(fn: Callable[[list], object]) -> bool:
                "the text after a grid jumps ahead by the number of vision tokens (s + t·h·w) instead of continuing at the largest id so far + 1."),
          _Text("격자가 쓴 가장 큰 번호는 s + max(t, h, w) − 1이므로, 다음 토큰은 s + max(t, h, w)입니다.",
                "the largest id a grid uses is s + max(t, h, w) − 1, so the next token gets s + max(t, h, w).")),
+        (dict(advance="added"),
+         _Text("격자 다음 위치를 정할 때 최댓값 + 1을 지금 위치에 더했습니다(start += max + 1). 최댓값 + 1이 그대로 다음 위치가 되어야 합니다.",
+               "after a grid, the largest id + 1 is added to the current position (start += max + 1) instead of becoming the next position (start = max + 1)."),
+         _Text("격자의 번호에는 이미 s가 더해져 있으므로, 다음 위치는 s + max(t, h, w) = (격자 번호의 최댓값) + 1입니다.",
+               "the grid's ids already include s, so the next position is s + max(t, h, w) = (the grid's largest id) + 1.")),
         (dict(swap=True),
          _Text("높이(행)와 너비(열) 번호가 뒤바뀌었습니다.", "the height (row) and width (column) ids are swapped."),
          _Text("결과의 둘째 행(h)에는 패치의 행 번호 i가, 셋째 행(w)에는 열 번호 j가 들어갑니다.",

@@ -36,6 +36,9 @@ def mrope_answer(segments, *, advance="max", swap=False, column_major=False, dty
         if swap:
             ids = ids[[0, 2, 1]]
         parts.append(ids + start)
+        if advance == "added":  # the slip `start += ids.max() + 1` with the offset ids: the next start is added on
+            start += int(ids.max()) + start + 1
+            continue
         start += {"max": int(ids.max()) + 1,  # one past the largest id of the grid (ids before the offset)
                   "tokens": t * h * w, "hw": max(h, w)}[advance]
     return torch.cat(parts, dim=1).to(dtype)
@@ -55,8 +58,10 @@ def test_right_answers_pass(capsys):
         (lambda s: mrope_answer(s, swap=True), "height (row) and width (column) ids are swapped"),
         (lambda s: mrope_answer(s, column_major=True), "flattened column by column"),
         (lambda s: mrope_answer(s, advance="hw"), "starts at s + max(h, w)"),
+        (lambda s: mrope_answer(s, advance="added"), "is added to the current position"),
     ],
-    ids=["continues by the token count", "rows and columns swapped", "column-major flattening", "temporal ids ignored"],
+    ids=["continues by the token count", "rows and columns swapped", "column-major flattening", "temporal ids ignored",
+         "max + 1 added to the start"],
 )
 def test_each_named_mistake_is_caught_and_named(mistake, words, capsys):
     assert exercises.check_mrope_position_ids(mistake) is False
