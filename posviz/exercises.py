@@ -235,8 +235,13 @@ def check_apply_rope(fn: Callable[[torch.Tensor, torch.Tensor], object]) -> bool
                                        "cos and sin (or the angles) seem computed in float16 (half precision): about 3 significant digits."),
                                  _Text("각도와 cos·sin은 float32 이상으로 계산하세요(05 노트북 6.4절(각도는 반정밀도로 계산하지 않는다)).",
                                        "compute the angles, cos and sin in float32 or better (notebook 05, section 6.4 (Never compute the angles in half precision)).")))
+            variants.append((x64,
+                             _Text("입력이 바뀌지 않고 그대로 돌아왔습니다: 돈 짝이 하나도 없습니다.",
+                                   "the input came back unchanged: no pair was rotated."),
+                             _Text("짝마다 (x[2i], x[2i+1])를 각도 m·θ_i만큼 돌린 결과를 만들어 돌려주세요(return).",
+                                   "turn each pair (x[2i], x[2i+1]) by the angle m·θ_i and return the result.")))
             unrotated = _unrotated_pairs(got, x64, expected)
-            if unrotated:
+            if unrotated and len(unrotated) < d // 2:
                 names = ", ".join(map(str, unrotated))
                 variants.append((got, _Text(f"돌지 않고 그대로 남은 짝이 있습니다: 짝 {names}(나머지 짝은 맞습니다).",
                                             f"pair(s) {names} were not rotated at all (the other pairs are right)."),
