@@ -97,7 +97,7 @@ def run(lengths, head_dim: int, max_relative_position: int, repeats: int, naive_
 
 def print_tables(rows, head_dim: int) -> None:
     names = ("naive", "efficient", "sdpa", "sdpa-math")
-    print(t("호출 한 번의 시간(ms, 중앙값)과 sdpa에 대한 비", "time per call (ms, median) and ratio to sdpa"))
+    print(t("호출 한 번의 시간(ms, 중앙값)과 sdpa·sdpa-math에 대한 비", "time per call (ms, median) and ratios to sdpa and sdpa-math"))
     print(f"{'L':>6} " + " ".join(f"{n:>10}" for n in names) + f" {'naive/sdpa':>11} {'eff/sdpa':>9} {'eff/math':>9}")
     for row in rows:
         ms = {n: row[n][0] * 1e3 for n in names}
@@ -107,8 +107,8 @@ def print_tables(rows, head_dim: int) -> None:
             + f" {ms['naive'] / ms['sdpa']:>10.1f}× {ms['efficient'] / ms['sdpa']:>8.1f}× {ms['efficient'] / ms['sdpa-math']:>8.1f}×"
         )
     print()
-    print(t("입력을 뺀 최대 메모리(MiB)와 sdpa에 대한 비; L·L·d·4 B = 표에서 꺼내 만든 (L, L, d) float32 텐서 하나",
-            "peak memory beyond the inputs (MiB) and ratio to sdpa; L·L·d·4 B = one gathered (L, L, d) float32 tensor",
+    print(t("입력을 뺀 최대 메모리(MiB)와 sdpa·sdpa-math에 대한 비; L·L·d·4 B = 표에서 꺼내 만든 (L, L, d) float32 텐서 하나",
+            "peak memory beyond the inputs (MiB) and ratios to sdpa and sdpa-math; L·L·d·4 B = one gathered (L, L, d) float32 tensor",
             sep="\n"))
     print(
         f"{'L':>6} {'L·L·d·4':>9} "
