@@ -279,7 +279,7 @@ class VisionConfig:
 
 
 #: The notebook's live run: the learned table and axial RoPE, seed 0, 300 steps at a higher learning
-#: rate, scored at 6 × 6 and 12 × 12; about 20 s on a 2-core CPU (about 13 s of CPU time), as the
+#: rate, scored at 6 × 6 and 12 × 12; about 11 s on an idle 2-core CPU (as much CPU time), as the
 #: notebook says. It shows the procedure; the claims rest on FULL_PRESET.
 LIVE_PRESET = VisionConfig(steps=300, lr=4e-3, seeds=(0,), eval_samples=300, eval_grids=(6, 12),
                            methods=("learned", "axial"))
