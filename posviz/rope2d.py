@@ -251,8 +251,8 @@ def mrope_position_ids(segments: Sequence) -> torch.Tensor:
     temporal patches (``t``) than rows and columns, transformers 5.24 continues at
     ``s + max(h, w)``, so the temporal ids of the last temporal patches reach into those of the
     following text; the paper's rule (and the ``max() + 1`` of transformers 4.x) continues at
-    ``s + max(t, h, w)``, as this function does. By huggingface/transformers issue #45381 the
-    change came between 5.2.0 and 5.3.0 (Qwen2.5-VL); other versions were not checked.
+    ``s + max(t, h, w)``, as this function does. The ids printed in huggingface/transformers issue
+    #45381 show the Qwen2.5-VL code changing to this after 5.2.0; other versions were not checked.
 
     Args:
         segments: a sequence of text-run lengths (``int >= 1``) and vision grids (``(t, h, w)``,
