@@ -190,8 +190,9 @@ def test_the_hugging_face_layout_refuses_two_grids_of_one_kind_in_a_row():
 
 
 def test_a_video_with_more_temporal_patches_than_rows_continues_past_them():
-    """The paper's max + 1 rule; transformers 5.24 (and 5.3.0, by HF issue #45381) continues at
-    start + max(h, w) here, 4.x at max() + 1; other versions were not checked, so either is accepted."""
+    """The paper's max + 1 rule; transformers 5.24 continues at start + max(h, w) here, 4.x at
+    max() + 1 (the ids printed in HF issue #45381 show the change after 5.2.0); other versions were
+    not checked, so either is accepted."""
     _qwen2_vl_get_rope_index()  # skips without transformers 5.3 or newer
     segments = [2, (4, 2, 2), 3]
     ours = posviz.mrope_position_ids(segments)
