@@ -297,6 +297,14 @@ def test_glossary_check_finds_a_drifting_translation():
         _en("Code: `attention(q, k)` and $\\text{attention}$ and [x](attention.html)."),
     ]
     assert glossary.check_cells(not_prose, terms) == []
+    title = "*RoFormer: Enhanced Transformer with Rotary Position Embedding.*"
+    cited = [_ko(f"- Su et al. (2021). {title} (식 11)"), _en(f"- Su et al. (2021). {title} (eq. 11)")]
+    assert glossary.check_cells(cited, terms) == [], "a title both cells cite as published is not translated"
+    cited[0] = _ko("- Su et al. (2021). *RoFormer* (식 11)")
+    assert (
+        "cells 0/1: English says 'Rotary Position Embedding', Korean has none of 회전 위치 임베딩"
+        in glossary.check_cells(cited, terms)
+    ), "a title only the English cell holds is still read"
 
 
 def test_glossary_avoid_patterns_find_drifting_words_but_not_good_ones():

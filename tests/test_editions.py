@@ -11,7 +11,7 @@ import pytest
 from markdown_it import MarkdownIt
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
-from tools import course_table, editions, languages, nbtemplate, website
+from tools import course_table, editions, glossary, languages, nbtemplate, website
 from tools.nbrun import notebook_paths
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -138,14 +138,14 @@ def test_sync_writes_title_and_nav_from_the_table():
             new_markdown_cell("# 05. 옛 이름 · Old name\n\n**시간 · Time:** 약 1분 · about 1 minute"),
             new_code_cell('import posviz\n\nposviz.setup(lang="both", seed=0)'),
             new_markdown_cell("← old nav", metadata={"tags": [course_table.NAV_TAG]}),
-            new_markdown_cell("## 참고 문헌 · References"),
+            new_markdown_cell("## 한눈에 정리 · Summary"),
         ]
     )
     changes = nbtemplate.sync_cells(nb.cells, name)
     assert changes[:3] == ["title", "navigation moved to the end", "navigation"]
     title, nav = nbtemplate.title_and_nav(course_table.BY_FILE[name])
     assert nb.cells[0].source == title and nb.cells[-1].source == nav
-    assert nb.cells[-2].source == "## 참고 문헌 · References"
+    assert nb.cells[-2].source == "## 한눈에 정리 · Summary"
     assert nbtemplate.sync_cells(nb.cells, name) == []
     fresh = new_notebook(cells=[new_markdown_cell("# x"), new_code_cell("y = 1")])
     assert "navigation added" in nbtemplate.sync_cells(fresh.cells, name)
@@ -302,6 +302,88 @@ def test_the_render_check_sees_the_old_failures():
         for line in lines:
             nb = new_notebook(cells=[new_markdown_cell(line)])
             assert _edition_problems(nb, lang), (lang, line)
+
+
+# --- the references: a Korean and an English cell, each with notes in its own language --------
+
+REFERENCES = re.compile(r"^#{1,6}\s+(?:참고 문헌|References)\b")
+# The parts of a reference that stay as published in both editions: links, bare URLs, code,
+# titles (*…*) and quoted section names ("…").
+CITATION = re.compile(r"\[[^\]\n]*\]\([^)\n]*\)|https?://\S+|`[^`\n]*`|\*[^*\n]+\*|\"[^\"\n]+\"")
+# English locators that a Korean note writes as 표, 그림, 부록, 정리, 식, 행.
+ENGLISH_LOCATORS = set("Table Tables Fig Figure App Appendix Theorem Section eq eqs row".split())
+# Latin words that the glossary's Korean forms themselves hold ("base(밑)", "RoPE 그대로").
+GLOSSARY_LATIN = {
+    word for term in glossary.load() for form in term.korean for word in re.findall(r"[A-Za-z]+", form)
+}
+
+
+def _english_notes(markdown: str) -> list[str]:
+    """English words outside the citation parts of a reference list: a lower-case word of three
+    letters or more ("learned", "fine-tuning"; "et al." and "r/LocalLLaMA" are not such words)
+    or a locator ("Table", "eq."). Names (capitalised, with digits or capitals) pass."""
+    words = []
+    for token in re.findall(r"[A-Za-z0-9@./_'-]+", CITATION.sub(" ", markdown)):
+        word = token.strip(".'-/")
+        if word not in GLOSSARY_LATIN and (
+            re.fullmatch(r"[a-z]{3,}(?:-[a-z]+)*", word) or word in ENGLISH_LOCATORS
+        ):
+            words.append(word)
+    return words
+
+
+def _reference_problems(nb: nbformat.NotebookNode) -> list[str]:
+    """How a bilingual notebook's references break the course's shape: one ``lang-ko`` cell
+    "## 참고 문헌" followed by its ``lang-en`` twin "## References", citing the same links in the
+    same order, and no English note in the Korean edition's reference cell."""
+    found = [
+        (i, c) for i, c in enumerate(nb.cells) if c.cell_type == "markdown" and REFERENCES.match(c.source)
+    ]
+    untagged = [i for i, c in found if not nbtemplate.language(c)]
+    problems = [f"cell {i} is untagged (both editions show it)" for i in untagged]
+    ko = [(i, c) for i, c in found if nbtemplate.language(c) == "ko"]
+    en = [(i, c) for i, c in found if nbtemplate.language(c) == "en"]
+    if len(ko) != 1 or len(en) != 1 or en[0][0] != ko[0][0] + 1:
+        problems.append(f"not one lang-ko reference cell and its lang-en twin: cells {[i for i, _ in found]}")
+    else:
+        korean, english = ko[0][1].source, en[0][1].source
+        if not (korean.startswith("## 참고 문헌\n") and english.startswith("## References\n")):
+            problems.append("the headings must be '## 참고 문헌' and '## References'")
+        links = re.compile(r"\]\(([^)\s]+)\)|(https?://[^\s)]+)")
+        if links.findall(korean) != links.findall(english):
+            problems.append("the two cells cite different links, or in a different order")
+    for cell in editions.make_edition(nb, "ko").cells:
+        if cell.cell_type == "markdown" and re.match(r"#{1,6}\s+참고 문헌", cell.source):
+            for line in cell.source.splitlines():
+                if words := _english_notes(line):
+                    problems.append(f"English note {words} in the Korean edition: {line[:100]!r}")
+    return problems
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_references_come_in_a_korean_and_an_english_cell(path):
+    problems = _reference_problems(nbformat.read(path, as_version=4))
+    assert not problems, "\n".join(problems)
+
+
+def test_the_reference_check_sees_an_untagged_cell_and_english_notes():
+    badge = nbtemplate.badge_markdown("01_why_rnns_struggle.ipynb")
+    start = [new_markdown_cell(f"# 01. x · x\n\n{badge}"), new_code_cell(nbtemplate.setup_code())]
+    item = "- Gehring et al. 2017, *Convolutional Sequence to Sequence Learning* ({}). [arXiv](https://x.org)"
+    untagged = new_markdown_cell("## 참고 문헌 · References\n\n" + item.format("learned embeddings"))
+    problems = _reference_problems(new_notebook(cells=[*start, untagged]))
+    assert problems[0] == "cell 2 is untagged (both editions show it)"
+    assert problems[-1].startswith("English note ['learned', 'embeddings']")
+    for note, words in (
+        ("learned position embeddings", ["learned", "position", "embeddings"]),
+        ("§3.2, Table 3 row (E), eq. 4", ["Table", "row", "eq"]),
+        ("학습된 위치 임베딩; RoPE base 500,000, §3.2 NTK-by-parts(식 17–20), bloc97, r/LocalLLaMA", []),
+    ):
+        ko = new_markdown_cell("## 참고 문헌\n\n" + item.format(note), metadata={"tags": ["lang-ko"]})
+        en = new_markdown_cell("## References\n\n" + item.format("x"), metadata={"tags": ["lang-en"]})
+        line = item.format(note)[:100]
+        expected = [f"English note {words} in the Korean edition: {line!r}"] if words else []
+        assert _reference_problems(new_notebook(cells=[*start, ko, en])) == expected, note
 
 
 # --- the code of a one-language edition speaks one language ------------------------------------

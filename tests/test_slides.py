@@ -94,6 +94,25 @@ def test_lecture_cells_show_formula_figure_and_notice_and_keep_prose_in_the_note
     assert not [c for c in deck if "posviz.setup" in c.source], "no setup cell in a lecture"
 
 
+def test_twin_headings_of_prose_share_one_slide_in_the_bilingual_deck():
+    """A lang-en prose cell whose heading matches its lang-ko twin's adds its title to that slide
+    (as "참고 문헌 · References"), not an empty slide of its own; each one-language deck keeps its own."""
+    ko = _ko("## 참고 문헌\n\n" + "- Vaswani et al. (2017). *Attention Is All You Need.* [arXiv](https://x.org)\n" * 9)
+    en = _en("## References\n\n" + "- Vaswani et al. (2017). *Attention Is All You Need.* [arXiv](https://x.org)\n" * 9)
+    cells = [new_markdown_cell("# 99. x · x"), new_code_cell("x = 1"), ko, en]
+    deck = slides.lecture_cells(cells)
+    assert [(c.metadata.deck_part, c.source.partition("\n")[0]) for c in deck[1:]] == [
+        ("heading", "## 참고 문헌 · References"),
+        ("notes", "## 참고 문헌"),
+        ("notes", "## References"),
+    ]
+    for cell, title in ((ko, "## 참고 문헌"), (en, "## References")):
+        one = slides.lecture_cells([*cells[:2], cell])
+        assert [c.source for c in one if c.metadata.deck_part == "heading"] == [title]
+    goals = [*cells[:2], _ko("### 학습 목표\n\n- 가"), _en("### Learning goals\n\n- a")]
+    assert len([c for c in slides.lecture_cells(goals) if c.metadata.deck_part == "list"]) == 2, "lists stay"
+
+
 def test_long_lines_count_as_several_screen_lines():
     assert slides._screen_lines("a" * (slides.WRAP * 2 + 1)) == 3
     assert slides._chunks("\n".join(["x"] * 50), limit=20) == ["\n".join(["x"] * 20)] * 2 + [

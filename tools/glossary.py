@@ -14,7 +14,9 @@ preferred one. Two rules are checked:
 - pair (rows with ``pair`` = yes, the technical terms): where a ``lang-en`` cell uses the
   English term, its ``lang-ko`` twin (the cell just before it) uses one of the Korean forms;
   so a translation that drops a term, or says it another way, is found where it is. Everyday
-  words ("token", "accuracy") are not pair-checked: a good translation need not repeat them.
+  words ("token", "accuracy") are not pair-checked: a good translation need not repeat them,
+  nor is cited text that both cells hold verbatim (a title in ``*…*``, a quoted ``"…"`` section
+  name, as in the references): it is quoted, not translated.
 - avoid (every row): no Korean text (``lang-ko`` cells, untagged markdown, Markdown files and
   string literals with Hangul in code) uses a form
   listed under ``avoid`` (e.g. 위치 부호화 for 위치 인코딩), so one idea keeps one name. An avoid
@@ -50,6 +52,8 @@ GLOSSARY = ROOT / "glossary.tsv"
 # Code blocks and bare URLs first, then what tools.languages counts as not prose (code spans, math,
 # link targets, HTML tags: the tags only, never the text between a "<" and a later ">").
 _NOT_PROSE = [re.compile(r"```.*?```", re.DOTALL), re.compile(r"https?://\S+"), NOT_PROSE]
+# Cited text, a title in *…* or a quoted "…" (a section name): not pair-checked where both cells hold it.
+_CITED = re.compile(r'\*[^*\n]+\*|"[^"\n]+"')
 
 
 @dataclass(frozen=True)
@@ -176,6 +180,11 @@ def check_python_file(path: Path, terms: list[Term]) -> list[str]:
     ]
 
 
+def _uncited(english: str, korean: str) -> str:
+    """``english`` without the cited text (:data:`_CITED`) that ``korean`` holds verbatim."""
+    return _CITED.sub(lambda m: " " if m.group(0) in korean else m.group(0), english)
+
+
 def check_cells(cells: list, terms: list[Term]) -> list[str]:
     """Disagreements between the cells and the glossary (both rules, see the module docstring).
 
@@ -203,7 +212,7 @@ def check_cells(cells: list, terms: list[Term]) -> list[str]:
             or nbtemplate.language(cells[i + 1]) != "en"
         ):
             continue
-        english = prose(nbtemplate.source(cells[i + 1]))
+        english = _uncited(prose(nbtemplate.source(cells[i + 1])), nbtemplate.source(cell))
         for term, pattern in patterns:
             found = pattern.search(english)
             if found and not any(_squeeze(form) in korean for form in term.korean):

@@ -46,14 +46,14 @@ from nbformat.v4 import new_code_cell, new_markdown_cell
 
 if __package__:  # python -m tools.NAME, or imported as tools.NAME
     from . import course_table, nbtemplate, webfont, website
-    from .languages import language_argument
+    from .languages import SEP, language_argument
     from .nbrun import ROOT
 else:  # python tools/NAME.py: tools/ itself is on sys.path
     import course_table
     import nbtemplate
     import webfont
     import website
-    from languages import language_argument
+    from languages import SEP, language_argument
     from nbrun import ROOT
 
 SLIDES = ROOT / "build" / "slides"
@@ -165,6 +165,24 @@ def _split_text_outputs(outputs: list) -> list[list]:
     return [[nbformat.v4.new_output("stream", name="stdout", text=piece)] for piece in _chunks(text)]
 
 
+def _twin_heading(cells: list, index: int, deck: list):
+    """The deck's heading cell made from the heading that opens the ``lang-ko`` twin of
+    ``cells[index]``, when ``cells[index]`` is a ``lang-en`` prose cell opening with a heading of
+    the same level; None otherwise. (Its English heading joins that slide instead of making an
+    empty one: the prose of both goes to the notes.)"""
+    pair = [nbtemplate.language(c) for c in cells[max(index - 1, 0) : index + 1]]
+    if index == 0 or pair != ["ko", "en"]:
+        return None
+    firsts = [nbtemplate.source(c).lstrip().partition("\n")[0] for c in cells[index - 1 : index + 1]]
+    levels = [_HEADING.match(line).group(1) if _HEADING.match(line) else None for line in firsts]
+    if levels[0] is None or levels[0] != levels[1]:
+        return None
+    last = next((c for c in reversed(deck) if c.metadata["deck_part"] not in ("notes", "formula")), None)
+    if last is None or last.metadata["deck_part"] != "heading" or last.source != firsts[0]:
+        return None
+    return last
+
+
 def lecture_cells(cells: list) -> list:
     """The cells of a lecture deck made from an executed (edition) notebook's ``cells``.
 
@@ -225,7 +243,12 @@ def lecture_cells(cells: list) -> list:
         elif kind == "prose":
             lines = text.splitlines()
             heading = [line for line in lines[:1] if _HEADING.match(line)]
-            if heading and _HEADING.match(heading[0]).group(1) in ("#", "##"):
+            twin = _twin_heading(cells, index, deck) if heading else None
+            if twin is not None:  # "## 참고 문헌" then "## References": one slide, "참고 문헌 · References"
+                twin.source += SEP + _HEADING.match(heading[0]).group(2)
+                if _HEADING.match(heading[0]).group(1) in ("#", "##"):
+                    section = _HEADING.match(twin.source).group(2)
+            elif heading and _HEADING.match(heading[0]).group(1) in ("#", "##"):
                 section = _HEADING.match(heading[0]).group(2)
                 deck.append(_md(heading[0], "slide", "heading"))
             elif heading:
