@@ -11,8 +11,10 @@ A position method is either
 
 The built-in methods are registered here in the order the course introduces them, which is
 also the order of :data:`BUILTIN_METHODS`, of notebook 06's tables and of its legends; each
-carries its figure colour (Okabe–Ito palette, colour-blind safe). Adding a method is one module
-(its attention class or input layer) plus one :func:`register_position_method` call.
+carries its figure colour (Okabe–Ito palette, colour-blind safe) and its display name in Korean and
+English (:func:`method_label`: figures name a method as the prose does, ``"사인파"`` / ``"sinusoidal"``,
+never by its registry key alone). Adding a method is one module (its attention class or input
+layer) plus one :func:`register_position_method` call.
 """
 
 from __future__ import annotations
@@ -42,6 +44,7 @@ __all__ = [
     "POSITION_METHODS",
     "PositionMethod",
     "method_color",
+    "method_label",
     "register_position_method",
     "shaw_method",
     "t5_method",
@@ -63,6 +66,8 @@ class PositionMethod:
             passed to every block's ``attention`` (parameters shared across layers), or ``None``.
         color: the method's colour in figures (any matplotlib colour), or ``None`` for the
             axes' next colour.
+        label: ``(Korean, English)`` display name in figures (:func:`method_label`), as the
+            course's prose names the method; ``None`` shows ``name`` in both languages.
     """
 
     name: str
@@ -71,6 +76,17 @@ class PositionMethod:
     description: str = ""
     shared: Callable[[int, int, bool, int], nn.Module] | None = None
     color: str | None = None
+    label: tuple[str, str] | None = None
+
+    def __post_init__(self) -> None:
+        if self.label is not None and (
+            not isinstance(self.label, tuple)
+            or len(self.label) != 2
+            or not all(isinstance(part, str) and part.strip() for part in self.label)
+        ):
+            raise ValueError(
+                f"label must be a (Korean, English) pair of non-empty strings, got {self.label!r}"
+            )
 
 
 #: Every registered method by name, built-in ones first, in course order.
@@ -98,6 +114,33 @@ def method_color(name: str) -> str | None:
     return None if method is None else method.color
 
 
+def method_label(name: str, lang: str | None = None) -> str:
+    """The display name of position method ``name`` in figures, as the course's prose names it.
+
+    ``"sinusoidal"`` → "사인파" / "sinusoidal", ``"learned"`` → "학습된 위치 임베딩" / "learned",
+    ``"none"`` → "없음(NoPE)" / "none (NoPE)"; Shaw, T5, RoPE and ALiBi keep their names in both
+    languages. In the figure language of :func:`posviz.t` (a name that is the same in both
+    languages is not doubled in ``"both"``), or in ``lang`` (``"ko"`` or ``"en"``) when given. A
+    method registered without a ``label`` (or not registered) is shown by its ``name``.
+
+    Raises:
+        ValueError: for a ``lang`` other than ``None``, ``"ko"`` and ``"en"``.
+    """
+    if lang not in (None, "ko", "en"):
+        raise ValueError(f"lang must be None, 'ko' or 'en', got {lang!r}")
+    method = POSITION_METHODS.get(name)
+    if method is None or method.label is None:
+        return name
+    ko, en = method.label
+    if lang is not None:
+        return ko if lang == "ko" else en
+    if ko == en:
+        return en
+    from .style import t
+
+    return t(ko, en)
+
+
 def _shaw_attention(
     d_model: int, num_heads: int, causal: bool, max_len: int, *, k: int, use_keys: bool, use_values: bool
 ) -> RelativeMultiheadAttention:
@@ -111,6 +154,7 @@ def shaw_method(
     use_values: bool = True,
     name: str | None = None,
     color: str | None = None,
+    label: tuple[str, str] | None = None,
 ) -> PositionMethod:
     """A :class:`PositionMethod` for Shaw relative attention with clipping distance ``k``.
 
@@ -124,6 +168,7 @@ def shaw_method(
         name: registry-style name; default ``"shaw_k{k}"`` plus ``"_keys"`` / ``"_values"`` /
             ``"_off"`` for ablations.
         color: figure colour.
+        label: ``(Korean, English)`` figure name (:func:`method_label`); default ``name``.
 
     Raises:
         TypeError, ValueError: for a ``k`` that is not an integer ``>= 0``.
@@ -143,6 +188,7 @@ def shaw_method(
         functools.partial(_shaw_attention, k=k, use_keys=use_keys, use_values=use_values),
         f"Shaw relative position representations, k={k}, {terms[(use_keys, use_values)]} (Shaw et al. 2018)",
         color=color,
+        label=label,
     )
 
 
@@ -174,6 +220,7 @@ def t5_method(
     share_across_layers: bool = True,
     name: str | None = None,
     color: str | None = None,
+    label: tuple[str, str] | None = None,
 ) -> PositionMethod:
     """A :class:`PositionMethod` for T5's relative bias.
 
@@ -188,6 +235,7 @@ def t5_method(
         name: registry-style name; default ``"t5_b{num_buckets}_d{max_distance}"`` plus
             ``"_per_layer"`` when not shared.
         color: figure colour.
+        label: ``(Korean, English)`` figure name (:func:`method_label`); default ``name``.
 
     Raises:
         TypeError, ValueError: for bad sizes.
@@ -206,6 +254,7 @@ def t5_method(
         "(Raffel et al. 2020)",
         shared=functools.partial(_t5_shared_table, **sizes) if share_across_layers else None,
         color=color,
+        label=label,
     )
 
 
@@ -218,13 +267,22 @@ def _alibi_attention(d_model: int, num_heads: int, causal: bool, max_len: int) -
 
 
 for _method in (
-    PositionMethod("none", None, None, "no position information (NoPE)", color="#000000"),
+    # Display names as notebook 06 names the methods (its summary table, glossary.tsv).
+    PositionMethod(
+        "none",
+        None,
+        None,
+        "no position information (NoPE)",
+        color="#000000",
+        label=("없음(NoPE)", "none (NoPE)"),
+    ),
     PositionMethod(
         "sinusoidal",
         lambda d_model, max_len: SinusoidalPositionalEncoding(d_model, max_len),
         None,
         "fixed sin/cos table added to the input (Vaswani et al. 2017)",
         color="#E69F00",
+        label=("사인파", "sinusoidal"),
     ),
     PositionMethod(
         "learned",
@@ -232,17 +290,19 @@ for _method in (
         None,
         "trainable table added to the input (BERT, GPT-2)",
         color="#56B4E9",
+        label=("학습된 위치 임베딩", "learned"),
     ),
     # Shaw et al. 2018 with k = 16; for another k pass shaw_method(k) as ``position``.
-    shaw_method(DEFAULT_MAX_RELATIVE_POSITION, name="shaw", color="#009E73"),
+    shaw_method(DEFAULT_MAX_RELATIVE_POSITION, name="shaw", color="#009E73", label=("Shaw", "Shaw")),
     # T5 (Raffel et al. 2020): 32 buckets up to distance 128, one table for all layers.
-    t5_method(name="t5", color="#0072B2"),
+    t5_method(name="t5", color="#0072B2", label=("T5", "T5")),
     PositionMethod(
         "rope",
         None,
         _rope_attention,
         "queries and keys rotated by position inside attention (RoPE, Su et al. 2021)",
         color="#D55E00",
+        label=("RoPE", "RoPE"),
     ),
     PositionMethod(
         "alibi",
@@ -250,6 +310,7 @@ for _method in (
         _alibi_attention,
         "fixed linear distance penalty on the attention logits (Press et al. 2022)",
         color="#CC79A7",
+        label=("ALiBi", "ALiBi"),
     ),
 ):
     register_position_method(_method)

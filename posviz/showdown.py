@@ -38,7 +38,7 @@ import numpy as np
 import torch
 
 from ._checks import check_choice, check_int
-from .methods import BUILTIN_METHODS, POSITION_METHODS, method_color
+from .methods import BUILTIN_METHODS, POSITION_METHODS, method_color, method_label
 from .models import TinyTransformer
 from .results import (
     load_results,
@@ -70,6 +70,7 @@ __all__ = [
     "load_results",
     "make_tasks",
     "merge_results",
+    "method_label",
     "plot_metric_vs_length",
     "results_dir",
     "run_one",
@@ -90,6 +91,15 @@ CHECK_SEED = 2024
 
 #: One colour per method, the same in every figure (from each method's registration).
 METHOD_COLORS: dict[str, str] = {name: POSITION_METHODS[name].color for name in METHODS}
+
+#: The y-axis label of each metric :func:`plot_metric_vs_length` draws, (Korean, English).
+_METRIC_LABELS: dict[str, tuple[str, str]] = {
+    "token_accuracy": ("토큰 정확도", "token accuracy"),
+    "sequence_accuracy": ("완전 일치 비율", "exact match"),
+    "loss": ("손실 (nats)", "loss (nats)"),
+    "perplexity": ("퍼플렉서티", "perplexity"),
+}
+
 
 @dataclass(frozen=True)
 class ShowdownConfig:
@@ -472,17 +482,21 @@ def plot_metric_vs_length(
 ):
     """Mean ± spread (min–max over seeds, shaded) of ``metric`` against evaluation length.
 
-    One line per method in its registered colour; a dotted vertical line marks the training
-    length. Only unshifted evaluations are drawn. With ``mark_unfit`` (results with a fit
-    status), a method is drawn from its fitted runs only, labelled ``"method (fit k/n)"`` when
-    some runs did not fit; a method with no fitted run is drawn from all its runs, dashed and
-    labelled ``"method (unfit)"``. Returns the axes.
+    One line per method in its registered colour, named in the legend by its display name in
+    the figure language (:func:`posviz.methods.method_label`: "사인파" / "sinusoidal", not the
+    key); a dotted vertical line marks the training length. Only unshifted evaluations are
+    drawn. With ``mark_unfit`` (results with a fit status), a method is drawn from its fitted
+    runs only, labelled ``"name, fit k/n"`` when some runs did not fit; a method with no fitted
+    run is drawn from all its runs, dashed and labelled ``"name, unfit"``. Returns the axes.
+
+    Raises:
+        ValueError: for an unknown ``metric``.
     """
     import matplotlib.pyplot as plt
 
     from .style import t
 
-    summary = summarize(results, metric)
+    summary = summarize(results, metric)  # checks metric
     counts = fit_counts(results) if mark_unfit else {}
     runs = {"all": results["runs"], "fitted": [r for r in results["runs"] if r.get("fit")] if mark_unfit else results["runs"]}
     if methods is None:
@@ -490,13 +504,14 @@ def plot_metric_vs_length(
     if ax is None:
         _, ax = plt.subplots(figsize=(7, 4))
     for method in methods:
-        label, style, source = method, "-", "fitted"
+        label, style, source = method_label(method), "-", "fitted"
+        ko, en = method_label(method, "ko"), method_label(method, "en")
         if mark_unfit:
             k, n = counts.get((task, method), (0, 0))
             if k == 0:
-                label, style, source = t(f"{method} (기준 미달)", f"{method} (unfit)"), "--", "all"
+                label, style, source = t(f"{ko}, 기준 미달", f"{en}, unfit"), "--", "all"
             elif k < n:
-                label = t(f"{method} (기준 충족 {k}/{n})", f"{method} (fit {k}/{n})")
+                label = t(f"{ko}, 기준 충족 {k}/{n}", f"{en}, fit {k}/{n}")
         x, rows = _per_seed(runs[source], task, method, metric)
         if not x:
             continue
@@ -510,7 +525,7 @@ def plot_metric_vs_length(
     if train_len is not None:
         ax.axvline(train_len, color="grey", linestyle=":", linewidth=1.5, label=t("학습 길이", "training length"))
     ax.set_xlabel(t("평가 길이 (토큰)", "evaluation length (tokens)"))
-    ax.set_ylabel(metric)
+    ax.set_ylabel(t(*_METRIC_LABELS[metric]))
     ax.legend(fontsize=9, ncol=2)
     return ax
 

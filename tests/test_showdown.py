@@ -248,3 +248,68 @@ def test_merge_parts_with_different_tasks_and_seeds_and_incremental_saves(tmp_pa
     changed["config"]["tasks"][0]["steps"] = 4
     with pytest.raises(ValueError, match="other settings"):
         ex.merge_results(changed, json.loads(json.dumps(second | {"runs": []})))
+
+
+def _synthetic_results(fits):
+    """A results dict without training: one copy run per (method, seed), ``fits[method]`` its fit per seed."""
+    runs = []
+    for method, per_seed in fits.items():
+        for seed, fit in enumerate(per_seed):
+            evals = [
+                {"length": n, "shift": s, "token_accuracy": 1 / (1 + seed + n / 8), "sequence_accuracy": 0.5}
+                | {"loss": 1.0, "perplexity": math.e}
+                for n, s in ((8, 0), (16, 0), (8, 56))
+            ]
+            runs.append({"task": "copy", "method": method, "seed": seed, "fit": fit, "evals": evals})
+    return {"config": {"methods": list(fits)}, "runs": runs}
+
+
+def test_method_labels_are_the_names_the_prose_uses():
+    korean = ["없음(NoPE)", "사인파", "학습된 위치 임베딩", "Shaw", "T5", "RoPE", "ALiBi"]
+    english = ["none (NoPE)", "sinusoidal", "learned", "Shaw", "T5", "RoPE", "ALiBi"]
+    assert [ex.method_label(m, "ko") for m in ex.METHODS] == korean
+    assert [ex.method_label(m, "en") for m in ex.METHODS] == english
+    before = posviz.get_language()
+    try:
+        posviz.set_language("both")
+        assert ex.method_label("sinusoidal") == "사인파 · sinusoidal" and ex.method_label("rope") == "RoPE"
+    finally:
+        posviz.set_language(before)
+    assert ex.method_label("shaw_k4") == "shaw_k4"  # not registered: its name
+    with pytest.raises(ValueError, match="lang"):
+        ex.method_label("rope", "de")
+    with pytest.raises(ValueError, match="label"):
+        posviz.PositionMethod("x", None, None, label=("only one",))
+
+
+@pytest.mark.parametrize("lang", ["ko", "en"])
+def test_plot_metric_vs_length_legend_uses_display_names_not_keys(lang):
+    import re
+
+    import matplotlib.pyplot as plt
+
+    fits = {
+        "none": [False, False],
+        "sinusoidal": [True, True],
+        "learned": [True, False],
+        "rope": [True, True],
+    }
+    results = _synthetic_results(fits)
+    before = posviz.get_language()
+    try:
+        posviz.set_language(lang)
+        ax = ex.plot_metric_vs_length(results, "copy", "token_accuracy", train_len=8, mark_unfit=True)
+        legend = [text.get_text() for text in ax.get_legend().get_texts()]
+        ylabel = ax.get_ylabel()
+    finally:
+        posviz.set_language(before)
+        plt.close("all")
+    if lang == "ko":
+        unfit, part = "없음(NoPE), 기준 미달", "학습된 위치 임베딩, 기준 충족 1/2"
+        assert legend == [unfit, "사인파", part, "RoPE", "학습 길이"]
+        assert ylabel == "토큰 정확도"
+        keys = {"none", "sinusoidal", "learned", "rope", "token_accuracy"}
+        assert not keys & {w for text in (*legend, ylabel) for w in re.findall(r"\w+", text)}
+    else:
+        assert legend == ["none (NoPE), unfit", "sinusoidal", "learned, fit 1/2", "RoPE", "training length"]
+        assert ylabel == "token accuracy"
