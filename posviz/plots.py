@@ -156,7 +156,9 @@ def plot_dimension_waves(
             raise ValueError(f"dimension {c} is outside [0, d_model={d_model})")
         freq = base ** (-2.0 * (c // 2) / d_model)
         wave = np.sin if c % 2 == 0 else np.cos
-        (line,) = ax.plot(fine, wave(fine * freq), lw=1.8, label=f"{t('열', 'column')} {c} ({'sin' if c % 2 == 0 else 'cos'})")
+        kind = "sin" if c % 2 == 0 else "cos"
+        label = t(f"열 {c} ({kind})", f"column {c} ({kind})")  # each language whole: "열 0 (sin) · column 0 (sin)"
+        (line,) = ax.plot(fine, wave(fine * freq), lw=1.8, label=label)
         ax.plot(whole, wave(whole * freq), "o", color=line.get_color(), ms=6)
     ax.set_ylim(-1.15, 1.15)
     ax.set_xlabel(t("위치 (토큰)", "position (tokens)"))

@@ -8,7 +8,8 @@ Every notebook starts with ``posviz.setup(lang=...)``. It
    minus sign (U+2212) on negative tick labels;
 4. sets the language of figure text (:func:`set_language`, read by :func:`t`);
 5. makes every figure fit its text at draw time (:func:`fit_figure_text`): long titles and
-   labels wrap to their axes, log axes read 2, 4, 8 or 10, 20, 50 instead of 2×10¹;
+   labels wrap to their axes in balanced lines, log axes read 2, 4, 8 or 10, 20, 50 instead of
+   2×10¹ (or powers of ten throughout, where an axis reaches past 10⁻³…10⁵);
 6. prints the versions that matter.
 """
 
@@ -199,34 +200,63 @@ def _words(line: str) -> list[str]:
     return _MATH_OR_WORD.findall(line)
 
 
+def _fill(words: list[str], width: float, measure) -> list[str]:
+    """``words`` filled greedily into lines no wider than ``width`` (a word wider than that alone)."""
+    lines, current = [], ""
+    for word in words:
+        candidate = f"{current} {word}" if current else word
+        if current and measure(candidate) > width:
+            lines.append(current)
+            current = word
+        else:
+            current = candidate
+    return [*lines, current]
+
+
+def _balanced(words: list[str], width: float, measure) -> list[str]:
+    """``words`` in as few lines as :func:`_fill` needs at ``width``, filled to the narrowest width
+    (bisected to 1/256 of ``width``) that needs no more: even lines, as CSS ``text-wrap: balance``."""
+    lines = _fill(words, width, measure)
+    if len(lines) < 2:
+        return lines
+    low, high = max(measure(word) for word in words), width  # no width below the widest word helps
+    best = lines
+    step = max(width / 256, 1e-9)
+    while high - low > step:
+        middle = (low + high) / 2
+        trial = _fill(words, middle, measure)
+        if len(trial) <= len(lines):
+            best, high = trial, middle
+        else:
+            low = middle
+    return best
+
+
 def wrap_text(text: str, width: float, measure) -> str:
-    """``text`` broken into lines no wider than ``width`` where it can be.
+    """``text`` broken into lines no wider than ``width`` where it can be, the lines balanced.
 
     ``measure(line)`` gives a line's width in the unit of ``width`` (e.g. pixels). Lines that fit
     are kept; a line that does not is first cut at the bilingual separator " · " (Korean above,
-    English below), then each part is filled word by word. A word (or formula) wider than
-    ``width`` stays on a line of its own. Existing line breaks are kept.
+    English below), then each part that still does not fit is broken between words into as few
+    lines as filling word by word needs, of even length (no single word left alone on the last
+    line when the words allow it). A word (or ``$…$`` formula) wider than ``width`` stays on a
+    line of its own. Existing line breaks are kept.
 
     Raises:
         ValueError: if ``width`` is not positive.
     """
     if not width > 0:
         raise ValueError(f"width must be positive, got {width!r}")
+    import functools
+
+    measured = functools.cache(measure)  # the bisection measures the same lines again and again
     out = []
     for line in text.split("\n"):
-        if measure(line) <= width:
+        if measured(line) <= width:
             out.append(line)
             continue
         for part in line.split(" · ") if " · " in line else [line]:
-            current = ""
-            for word in _words(part):
-                candidate = f"{current} {word}" if current else word
-                if current and measure(candidate) > width:
-                    out.append(current)
-                    current = word
-                else:
-                    current = candidate
-            out.append(current)
+            out.extend(_balanced(_words(part), width, measured))
     return "\n".join(out)
 
 
@@ -243,8 +273,10 @@ def plain_log_ticks(ax, axis: str = "both", *, only_default: bool = False) -> No
 
     Matplotlib writes log ticks as ``10¹`` and, on an axis spanning less than a decade or two, the
     minor ticks as ``2×10¹``; this keeps matplotlib's choice of which ticks get a label and
-    writes each as ``2``, ``20``, ``50``, ``1000`` (values from 10⁻³ to 10⁵; others keep the power
-    form). Linear axes are left alone. :func:`setup` applies it at draw time to every log axis
+    writes each as ``2``, ``20``, ``50``, ``1000`` when every label of the axis lies between 10⁻³
+    and 10⁵. An axis with a label outside that range (10⁻⁶, 10¹²) keeps the power form for all of
+    its labels, ``10⁰`` included, so that one axis never mixes ``1``, ``0.001`` and ``10⁻⁶``.
+    Linear axes are left alone. :func:`setup` applies it at draw time to every log axis
     that still has matplotlib's default labels (``only_default=True``: a formatter a notebook set
     itself is kept).
 
@@ -280,13 +312,44 @@ def _PlainLogFormatter():
         from matplotlib.ticker import LogFormatterSciNotation
 
         class PlainLogFormatter(LogFormatterSciNotation):
-            """Matplotlib's log labels (which ticks, which minor ticks), each written as a plain number."""
+            """Matplotlib's log labels (which ticks, which minor ticks), written as plain numbers where
+            every label of the axis can be, and all in the power form otherwise."""
+
+            _plain = None  # the axis's choice while its ticks are labelled (format_ticks)
+
+            def format_ticks(self, values):
+                self._plain = self._axis_reads_plain()
+                try:
+                    return super().format_ticks(values)
+                finally:
+                    self._plain = None
 
             def __call__(self, x, pos=None):
                 label = super().__call__(x, pos)
                 if not label:
                     return label
-                return _plain_number(x) or label
+                plain = self._axis_reads_plain() if self._plain is None else self._plain
+                return (_plain_number(x) or label) if plain else label
+
+            def _axis_reads_plain(self) -> bool:
+                """Whether every tick this axis labels (major and minor, in view) has a plain form."""
+                axis = self.axis
+                if axis is None:
+                    return True
+                low, high = sorted(axis.get_view_interval())
+                for formatter, locs in (
+                    (axis.get_major_formatter(), axis.get_majorticklocs()),
+                    (axis.get_minor_formatter(), axis.get_minorticklocs()),
+                ):
+                    if not isinstance(formatter, PlainLogFormatter):
+                        continue  # a formatter set by hand labels its ticks its own way
+                    formatter.set_locs(locs)  # which minor ticks get a label (as format_ticks does)
+                    for value in locs:
+                        shown = low * (1 - 1e-9) <= value <= high * (1 + 1e-9)
+                        labelled = shown and LogFormatterSciNotation.__call__(formatter, value)
+                        if labelled and _plain_number(value) is None:
+                            return False
+                return True
 
         _PLAIN_CLASS = PlainLogFormatter
     return _PLAIN_CLASS
@@ -316,14 +379,21 @@ def _wrap_to(text, width: float, renderer) -> bool:
         return False
 
     prop = text.get_fontproperties()
+    # the fit's passes often ask for the same width again: reuse the last answer
+    key = (original, round(width, 1), hash(prop), getattr(renderer, "dpi", None))
+    last = getattr(text, "_posviz_wrap_cache", None)
+    if last is not None and last[0] == key:
+        wrapped = last[1]
+    else:
 
-    def measure(line: str) -> float:
-        if not line:
-            return 0.0
-        clean, ismath = text._preprocess_math(line)
-        return renderer.get_text_width_height_descent(clean, prop, ismath=ismath)[0]
+        def measure(line: str) -> float:
+            if not line:
+                return 0.0
+            clean, ismath = text._preprocess_math(line)
+            return renderer.get_text_width_height_descent(clean, prop, ismath=ismath)[0]
 
-    wrapped = wrap_text(original, width, measure)
+        wrapped = wrap_text(original, width, measure)
+        text._posviz_wrap_cache = (key, wrapped)
     text._posviz_unwrapped, text._posviz_wrapped = original, wrapped
     if wrapped == text.get_text():
         return False
@@ -334,13 +404,15 @@ def _wrap_to(text, width: float, renderer) -> bool:
 def fit_figure_text(figure, renderer=None) -> bool:
     """Make ``figure``'s text fit before it is drawn (called by every draw once :func:`setup` ran).
 
-    * Titles and x labels wrap to their axes' width, y labels (colorbar labels too) to their
-      axes' height, the suptitle to the figure's width (:func:`wrap_text`: a bilingual
-      "한국어 · English" breaks at its separator first). The layout engine (constrained layout,
+    * Titles and x labels wrap to their axes' width (a title over an image or another fixed-aspect
+      axes: to its place in the layout, see :func:`_title_width`), y labels (colorbar labels too)
+      to their axes' height, the suptitle to the figure's width, in balanced lines
+      (:func:`wrap_text`: a bilingual "한국어 · English" breaks at its separator first, and no
+      word is left alone on a last line where the words allow). The layout engine (constrained layout,
       on by default) runs first, so the widths are the final ones, and again when drawing, so
       the wrapped lines get their room.
-    * Log axes that still carry matplotlib's default labels read plain numbers
-      (:func:`plain_log_ticks`).
+    * Log axes that still carry matplotlib's default labels read plain numbers, or powers of
+      ten throughout where one label needs it (:func:`plain_log_ticks`).
 
     The text is re-wrapped from its original on every draw, so resizing a figure re-flows it.
 
@@ -380,6 +452,17 @@ def fit_figure_text(figure, renderer=None) -> bool:
     return engine is not None and not changed
 
 
+def _title_width(box, drawn) -> float:
+    """Pixels for a centred title: the widest span centred on the ``drawn`` box inside the axes'
+    place in the layout (``box``). A fixed-aspect axes (an image) is drawn smaller than its place;
+    wrapping to the drawn width fed back (more lines, a smaller image, a narrower title, ...).
+    Centred in its place, the title gets the place's width; pushed against a colorbar (the anchor a
+    colorbar sets), the drawn width, so that it never reaches over the colorbar's ticks."""
+    centre = (drawn.x0 + drawn.x1) / 2
+    room = 2 * min(centre - box.x0, box.x1 - centre)
+    return max(min(box.width, max(room, drawn.width)), 1.0)
+
+
 def _fit_targets(figure, renderer):
     """(text, width in pixels) of every title and axis label of ``figure`` to wrap, and the suptitle."""
     for ax in figure.axes:
@@ -388,10 +471,12 @@ def _fit_targets(figure, renderer):
         # The axes' place in the layout (before an image's fixed aspect shrinks it): wrapping to
         # the shrunk box would feed back (taller titles, smaller image, narrower box, ...).
         box = ax.get_position(original=True).transformed(figure.transSubfigure)
-        ax.apply_aspect()  # a title sits over the drawn box (an image's, narrower), next to a colorbar's ticks
+        ax.apply_aspect()  # the box as drawn: an image's, narrower, centred or pushed against its colorbar
         drawn = ax.get_position(original=False).transformed(figure.transSubfigure)
-        for title in (ax.title, getattr(ax, "_left_title", None), getattr(ax, "_right_title", None)):
-            if title is not None and title.get_visible():
+        if ax.title.get_visible():
+            yield ax.title, _title_width(box, drawn)
+        for title in (getattr(ax, "_left_title", None), getattr(ax, "_right_title", None)):
+            if title is not None and title.get_visible():  # flush with one edge of the drawn box
                 yield title, min(box.width, drawn.width)
         if ax.xaxis.label.get_visible():
             yield ax.xaxis.label, box.width

@@ -40,6 +40,24 @@ def test_waves_plot_integer_points_match_table():
         posviz.plot_dimension_waves(16, [16], 6)
 
 
+@pytest.mark.parametrize(
+    ("lang", "expected"),
+    [
+        ("ko", ["열 0 (sin)", "열 3 (cos)"]),
+        ("en", ["column 0 (sin)", "column 3 (cos)"]),
+        ("both", ["열 0 (sin) · column 0 (sin)", "열 3 (cos) · column 3 (cos)"]),
+    ],
+)
+def test_waves_legend_names_each_column_whole_in_each_language(lang, expected):
+    """Each language's half of a legend entry carries the column number and the wave."""
+    posviz.set_language(lang)
+    try:
+        ax = posviz.plot_dimension_waves(16, [0, 3], 6)
+        assert [text.get_text() for text in ax.get_legend().get_texts()] == expected
+    finally:
+        posviz.set_language("both")
+
+
 def test_offset_similarity_values():
     pe = posviz.sinusoidal_encoding(64, 16, dtype=np.float64)
     offsets, dots = posviz.offset_similarity(pe, 10, metric="dot", reference=5)

@@ -137,10 +137,59 @@ def test_wrap_text_breaks_at_the_separator_then_between_words():
     assert posviz.wrap_text("위치 (토큰) · position (tokens)", 20, measure) == "위치 (토큰)\nposition (tokens)"
     assert posviz.wrap_text("one two three four five", 9, measure) == "one two\nthree\nfour five"
     assert posviz.wrap_text("angle $\\theta_i m$ grows fast", 12, measure) == "angle\n$\\theta_i m$\ngrows fast"
-    assert posviz.wrap_text("first\nsecond line here", 11, measure) == "first\nsecond line\nhere"
+    assert posviz.wrap_text("first\nsecond line here", 11, measure) == "first\nsecond\nline here"
     assert posviz.wrap_text("unbreakable", 4, measure) == "unbreakable"
     with pytest.raises(ValueError, match="width must be positive"):
         posviz.wrap_text("x", 0, measure)
+
+
+def test_wrap_text_balances_its_lines_and_leaves_no_word_alone_on_the_last():
+    measure = len
+    # filling word by word would give "Scores are constant along" + "diagonals:" (a word alone)
+    balanced = posviz.wrap_text("Scores are constant along diagonals:", 26, measure)
+    assert balanced == "Scores are constant\nalong diagonals:"
+    # ... and "the same angle between q and k" + "in both"
+    balanced = posviz.wrap_text("the same angle between q and k in both", 32, measure)
+    assert balanced == "the same angle between\nq and k in both"
+    # as few lines as filling needs, each no wider than the width, and none a single short word
+    text = "At initialisation the gradients of all three recurrent layers vanish exponentially with distance"
+    for width in (30, 45, 60, 80):
+        greedy = posviz.style._fill(text.split(), width, measure)
+        lines = posviz.wrap_text(text, width, measure).split("\n")
+        assert len(lines) == len(greedy) and max(map(len, lines)) <= width, (width, lines)
+        assert max(map(len, lines)) - min(map(len, lines)) <= max(map(len, text.split())) + 1, (width, lines)
+    # each language of a bilingual line is balanced on its own
+    both = "점수는 대각선을 따라 일정하다 · Scores are constant along diagonals"
+    expected = "점수는 대각선을 따라 일정하다\nScores are constant\nalong diagonals"
+    assert posviz.wrap_text(both, 26, measure) == expected
+
+
+def test_a_title_over_an_equal_aspect_panel_wraps_to_its_place_not_to_the_shrunk_box():
+    """A fixed-aspect axes is drawn smaller than its place; wrapping its title to the drawn width fed
+    back (more lines, a smaller panel, a narrower title: 8-9 lines). Centred in its place, the title
+    gets the place's width; pushed against a colorbar, the drawn width (never over the colorbar)."""
+    ko = "(m, n) = (2, 5)와 (12, 15):\n두 경우 모두 q와 k 사이 각도가 같다"  # notebook 05's first figure
+    en = "(m, n) = (2, 5) and (12, 15):\nthe same angle between q and k in both"
+
+    def build(fig):
+        square, image = fig.subplots(1, 2, gridspec_kw={"width_ratios": [1, 1.25]})
+        square.set(xlim=(-1, 1), ylim=(-1, 1), aspect="equal")
+        square.set_title(posviz.t(ko, en, sep="\n"))
+        shown = image.imshow(np.zeros((32, 32)))
+        fig.colorbar(shown, ax=image, label="score")
+        image.set_title(posviz.t(ko, en, sep="\n"))
+        fig.suptitle(posviz.t("2차원 회전", "2-D rotation"))
+
+    fig = _drawn_figure(build)
+    square, image = fig.axes[:2]
+    renderer = fig.canvas.get_renderer()
+    # 9 lines when the title was wrapped to the drawn box
+    assert square.get_title().count("\n") + 1 <= 5, square.get_title()
+    place = square.get_position(original=True).transformed(fig.transSubfigure)
+    assert square.title.get_window_extent(renderer).width <= place.width + 1
+    colorbar = fig.axes[2].get_window_extent(renderer)
+    assert image.title.get_window_extent(renderer).x1 <= colorbar.x0, "the title stays clear of the colorbar"
+    plt.close(fig)
 
 
 def _drawn_figure(build):
@@ -227,6 +276,31 @@ def test_log_axes_read_plain_numbers():
     plt.close(fig)
     with pytest.raises(ValueError, match="axis must be one of"):
         posviz.plain_log_ticks(a, axis="z")
+
+
+def test_a_log_axis_never_mixes_plain_numbers_and_powers_of_ten():
+    """An axis from 10⁻²⁵ to 10 once read 10⁻²⁴ … 10⁻⁶, 0.001, 1: one style per axis."""
+
+    def build(fig):
+        wide, narrow, colour = fig.subplots(1, 3)
+        wide.semilogy(np.arange(100), np.logspace(0.5, -25, 100))  # notebook 01: vanishing gradients
+        narrow.semilogy([0, 1], [0.002, 3000])  # 0.002 … 3000: every label has a plain form
+        shown = colour.imshow(np.logspace(-8, 2, 16).reshape(4, 4), norm=matplotlib.colors.LogNorm())
+        fig.colorbar(shown, ax=colour)
+
+    fig = _drawn_figure(build)
+    wide, narrow, colour, bar = fig.axes
+    for ax, plain in ((wide, False), (narrow, True), (bar, False)):
+        low, high = ax.yaxis.get_view_interval()
+        ticks = (*ax.yaxis.get_major_ticks(), *ax.yaxis.get_minor_ticks())
+        drawn = [t for t in ticks if low <= t.get_loc() <= high]  # the ticks drawn
+        labels = [t.label1.get_text() for t in drawn if t.label1.get_text()]
+        assert labels, ax
+        powers = ["$" in label for label in labels]
+        assert all(powers) if not plain else not any(powers), labels
+    # 1 reads 10⁰ among powers
+    assert "$\\mathdefault{10^{0}}$" in [t.get_text() for t in wide.get_yticklabels()]
+    plt.close(fig)
 
 
 def test_figure_fit_check_finds_text_off_the_figure_and_text_over_text():
