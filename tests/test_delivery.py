@@ -389,13 +389,24 @@ def test_emphasis_check_finds_bold_that_does_not_close():
     assert textcheck.unrendered_emphasis("a __dunder__ word") == []  # renders as emphasis
     fine = [
         "**사인파**는 빠르게 돕니다.",
-        "**눈여겨볼 점:** 아래",
+        "**눈여겨볼 점.** 아래",
         "**위치**(1~15번)에 있는 경우",
         "**평면마다 다른 속도 $\\theta_i$로** 돌립니다.",
         "code `a**b` and $x^{**}$",
         "```python\nx = 2 ** 3\n```",
     ]
     assert [textcheck.unrendered_emphasis(text) for text in fine] == [[]] * len(fine)
+
+
+def test_notice_label_check_wants_the_one_form():
+    one_form = "**눈여겨볼 점.** 아래\n\n**What to notice.** Below\n\n**눈여겨볼 점(큰 설정).** 위"
+    assert textcheck.notice_label_problems(one_form + '\n\n"**눈여겨볼 점**" 한두 문장') == []
+    other = "**눈여겨볼 점:** 아래\n\n**What to notice (full configuration):** all runs\n\n**What to notice**"
+    assert textcheck.notice_label_problems(other) == [
+        "**눈여겨볼 점:**",
+        "**What to notice (full configuration):**",
+        "**What to notice**",
+    ]
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)

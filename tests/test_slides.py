@@ -113,6 +113,131 @@ def test_twin_headings_of_prose_share_one_slide_in_the_bilingual_deck():
     assert len([c for c in slides.lecture_cells(goals) if c.metadata.deck_part == "list"]) == 2, "lists stay"
 
 
+def _slides(deck: list) -> list[list]:
+    """The cells of a deck (or of a notebook, by its slide metadata) grouped into the screens
+    reveal.js shows: a "slide" or "subslide" starts one; "-" and "fragment" cells join it; speaker
+    notes and skipped cells are not on any screen."""
+    screens: list[list] = []
+    for cell in deck:
+        kind = cell.metadata.get("slideshow", {}).get("slide_type", "-")
+        if kind in ("slide", "subslide") or not screens:
+            screens.append([])
+        if kind not in ("notes", "skip"):
+            screens[-1].append(cell)
+    return screens
+
+
+def _png(name: str):
+    return nbformat.v4.new_output("display_data", data={"image/png": name, "text/plain": name})
+
+
+def _printed(text: str):
+    return nbformat.v4.new_output("stream", name="stdout", text=text)
+
+
+def test_a_notice_is_on_one_slide_with_every_output_it_is_about():
+    """The "what to notice" line under the figure and the numbers printed above it, and under
+    the outputs of every code cell right above it; a few printed lines stay with their code."""
+    printed_then_drawn = new_code_cell("print(error)\nplt.plot(x)")
+    printed_then_drawn.outputs = [_printed("max error = 4.7e-15\n"), _png("FIG-A")]
+    prints = new_code_cell("print(tokens)")
+    prints.outputs = [_printed("['the', 'cat']\n")]
+    draws = new_code_cell("plt.plot(y)")
+    draws.outputs = [_png("FIG-B"), _printed("shape (6, 16)\n")]
+    short = new_code_cell("print(1 + 1)")
+    short.outputs = [_printed("2\n")]
+    nb = new_notebook(
+        cells=[
+            new_markdown_cell("# 99. 점검 · Check"),
+            new_code_cell('import posviz\n\nposviz.setup(lang="both", seed=0)'),
+            new_markdown_cell("## 1. 출력 뒤에 그림 · Printed, then drawn"),
+            printed_then_drawn,
+            _ko("**눈여겨볼 점.** 오차가 10⁻¹⁵ 수준이고 그림의 두 곡선이 겹칩니다."),
+            _en("**What to notice.** The error is about 10⁻¹⁵ and the curves overlap."),
+            new_markdown_cell("## 2. 코드 셀 두 개 · Two code cells"),
+            prints,
+            draws,
+            _ko("**눈여겨볼 점.** 출력한 토큰이 그림의 가로축에 있습니다."),
+            new_markdown_cell("## 3. 짧은 출력 · A short output"),
+            short,
+            _ko("**눈여겨볼 점.** 2입니다."),
+        ]
+    )
+    nbtemplate.apply_slide_types(nb.cells)
+    screens = _slides(slides.lecture_cells(nb.cells))
+
+    def screen_of(text):
+        return next(
+            screen for screen in screens if any(text in c.source for c in screen if c.cell_type == "markdown")
+        )
+
+    def shown(screen):
+        return [slides._text_of(c.outputs) for c in screen if c.cell_type == "code"]
+
+    first = screen_of("오차가")
+    assert shown(first) == ["max error = 4.7e-15\n", "FIG-A"], "the error and the figure, with the notice"
+    assert any("curves overlap" in c.source for c in first), "the English twin on the same screen"
+    assert [c.metadata.deck_part for c in first][:3] == ["head", "output", "output"], "after the code"
+    assert shown(screen_of("출력한 토큰")) == ["['the', 'cat']\n", "FIG-B", "shape (6, 16)\n"]
+    third = screen_of("2입니다")
+    assert [c.source for c in third if c.cell_type == "code"] == ["print(1 + 1)"] and shown(third) == ["2\n"]
+    for screen in screens:  # every output is shown once
+        assert all(c.outputs for c in screen if c.metadata.get("deck_part") == "output")
+    outputs = [o for screen in screens for c in screen if c.cell_type == "code" for o in c.outputs]
+    assert len(outputs) == 6
+    # the notebook's own slide metadata (tools/sync_notebooks.py): the notice stays on its code's sub-slide
+    assert [nbtemplate.slide_types(nb.cells)[i] for i in (4, 5, 9, 12)] == ["-", "fragment", "-", "-"]
+
+
+def test_a_shown_line_that_introduces_something_is_shown_with_it():
+    notice = (
+        "**눈여겨볼 점.** 점수가 p에 따라 달라집니다. 정리하면 한계는 다음과 같습니다.\n\n"
+        "- 절대 위치만 담습니다.\n- 내적은 대칭입니다.\n\n다음 노트북은 이 문제에 답합니다."
+    )
+    assert slides._shown_notice(notice) == notice.rsplit("\n\n", 1)[0]
+    plain = "**What to notice.** The curves overlap everywhere."
+    assert slides._shown_notice(plain + "\n\nMore for the notes.") == plain
+    bare = "**What to notice.**\n\n- **Plain RoPE.** Three things:\n- first\n- second\n\nNotes."
+    assert slides._shown_notice(bare) == bare.rsplit("\n\n", 1)[0].replace("things:\n", "things:\n\n")
+    introducing = ("한계는 다음과 같습니다.", "the limits are:", "as follows.")
+    assert all(nbtemplate.introduces(line) for line in introducing)
+    assert not any(nbtemplate.introduces(line) for line in ("끝났습니다.", "**What to notice.**", "a: b c."))
+
+
+def _introductions_left_alone(cells: list) -> list[str]:
+    """Shown markdown that ends by introducing something (":", "다음과 같습니다.", "as follows")
+    with no code or output after it on its screen: the thing it introduces is not there."""
+    problems = []
+    for number, screen in enumerate(_slides(cells), 1):
+        for place, cell in enumerate(screen):
+            if cell.cell_type != "markdown" or not nbtemplate.introduces(cell.source):
+                continue
+            if not any(c.cell_type == "code" for c in screen[place + 1 :]):
+                last = [line for line in cell.source.splitlines() if line.strip()][-1]
+                problems.append(f"screen {number} ends with {last[-80:]!r}")
+    return problems
+
+
+@pytest.mark.parametrize("lang", languages.EDITIONS)
+@pytest.mark.parametrize("path", NOTEBOOK_PATHS, ids=lambda p: p.stem)
+def test_no_slide_ends_on_a_line_that_introduces_what_is_not_on_it(path, lang):
+    """Every notebook's slide cut, in every edition: the lecture deck's (tools/slides.py, whose
+    shown markdown is headings, lists and "what to notice" lines) and the notebook's own slide
+    metadata (tools/sync_notebooks.py)."""
+    nb = nbformat.read(path, as_version=4)
+    edition = nb if lang == "both" else editions.make_edition(nb, lang, path.name)
+    deck = slides.lecture_cells(website.for_static_page(edition, lang, link_suffix=".slides.html").cells)
+    problems = _introductions_left_alone(deck)
+    assert not problems, f"lecture deck of {path.name} ({lang}): " + "; ".join(problems)
+    own = [c for c in edition.cells if c.metadata.get("slideshow", {}).get("slide_type") != "skip"]
+    types = [c.metadata["slideshow"]["slide_type"] for c in own]
+    introducing = [
+        i for i, c in enumerate(own) if c.cell_type == "markdown" and nbtemplate.introduces(c.source)
+    ]
+    cut = [i for i in introducing if i + 1 < len(own) and types[i + 1] in ("slide", "subslide")]
+    assert not cut, f"{path.name} ({lang}): cells {cut} introduce the next cell, which starts another slide"
+
+
 def test_long_lines_count_as_several_screen_lines():
     assert slides._screen_lines("a" * (slides.WRAP * 2 + 1)) == 3
     assert slides._chunks("\n".join(["x"] * 50), limit=20) == ["\n".join(["x"] * 20)] * 2 + [

@@ -146,6 +146,24 @@ def with_badge(title: str, notebook_name: str) -> str:
     return f"{first}\n\n{badge}\n{rest}".rstrip("\n")
 
 
+#: A "what to notice" cell: the sentences under a figure or printed result that say what it shows.
+NOTICE = re.compile(r"^\s*\*\*(?:눈여겨볼 점|What to notice)")
+#: The end of a line that introduces what follows it: a colon, "다음과 같습니다." or "as follows".
+INTRO = re.compile(r"(?:[:：]|(?:다음과|아래와) 같습니다\.|as follows[.:]?)$")
+
+
+def is_notice(cell: dict) -> bool:
+    """Whether ``cell`` is a "what to notice" cell (markdown starting with the bold label)."""
+    return cell.get("cell_type") == "markdown" and bool(NOTICE.match(source(cell)))
+
+
+def introduces(text: str) -> bool:
+    """Whether the last line of ``text`` introduces something that must follow it on the same
+    slide (ends with ":", "다음과 같습니다." or "as follows")."""
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    return bool(lines) and bool(INTRO.search(lines[-1]))
+
+
 def _is_heading_only(cell: dict) -> bool:
     lines = [line for line in source(cell).splitlines() if line.strip()]
     return cell["cell_type"] == "markdown" and bool(lines) and all(line.startswith("#") for line in lines)
@@ -158,6 +176,9 @@ def slide_types(cells: list) -> list[str]:
     - a ``###`` heading, each prose cell and each code cell start a sub-slide (one idea per
       screen, so a figure is never pushed off the bottom by the prose above it), except right
       after a heading-only cell, where they share the heading's screen;
+    - a "what to notice" cell right after a code cell stays on that cell's sub-slide, under the
+      output it is about, and a cell right after a markdown cell that ends by introducing it
+      (":", "다음과 같습니다.", "as follows") stays on that cell's slide;
     - a ``lang-en`` cell right after its ``lang-ko`` twin is a fragment: the English appears
       under the Korean on the next click (in a one-language edition it takes the Korean's place);
     - the setup cell is skipped (it prints versions, not lecture content).
@@ -178,6 +199,10 @@ def slide_types(cells: list) -> list[str]:
         elif cell["cell_type"] == "markdown" and text.startswith("### "):
             kind = "subslide"
         elif previous is not None and _is_heading_only(previous):
+            kind = "-"
+        elif previous is not None and previous["cell_type"] == "code" and is_notice(cell):
+            kind = "-"
+        elif previous is not None and previous["cell_type"] == "markdown" and introduces(source(previous)):
             kind = "-"
         else:
             kind = "subslide"

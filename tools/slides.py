@@ -14,6 +14,10 @@ lecture deck, not the notebook on a projector (:func:`lecture_cells`):
 - what a slide shows is the heading, the key formula (the prose's display math), the code,
   the figure, and the "what to notice" line under the figure; the full prose of the notebook
   goes into reveal.js speaker notes (press ``s`` for the speaker view);
+- a "what to notice" line is on one sub-slide with every output it is about: the printed
+  output and figures of the code cells right above it (or, when those print only a few lines,
+  with the code and its output), and a shown line that introduces something (":",
+  "다음과 같습니다.", "as follows") is shown with what it introduces;
 - so that nothing is cut on a 16:9 screen (1280×720), a code cell and its figure are on
   separate sub-slides, long code and long printed output are split across sub-slides, code
   lines wrap instead of running off the right edge, and figures are scaled to the screen.
@@ -64,7 +68,6 @@ REVEAL_FILES = ("dist/reveal.js", "dist/reveal.css", "dist/reset.css", "plugin/n
 WIDTH, HEIGHT = 1280, 720
 CODE_LINES = 22  # most screen lines of code (or printed output) on one sub-slide
 WRAP = 118  # characters per screen line of code at the deck's code font size
-_NOTICE = re.compile(r"^\s*\*\*(?:눈여겨볼 점|What to notice)")
 _HEADING = re.compile(r"^(#{1,6})\s+(.*)$")
 _LIST_ITEM = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+|^\s{2,}\S")
 SHORT_LIST = 700  # characters: a list cell up to this long is shown, a longer one goes to the notes
@@ -104,7 +107,7 @@ def _kind(cell: dict, index: int, setup: int | None) -> str:
     if course_table.NAV_TAG in nbtemplate.tags(cell):
         return "nav"
     text = nbtemplate.source(cell)
-    if _NOTICE.match(text):
+    if nbtemplate.is_notice(cell):
         return "notice"
     lines = [line for line in text.splitlines() if line.strip()]
     if lines and all(_HEADING.match(line) for line in lines):
@@ -113,6 +116,49 @@ def _kind(cell: dict, index: int, setup: int | None) -> str:
     if len(text) <= SHORT_LIST and len(other) <= 1 and len(other) < len(lines) - 1:
         return "list"  # learning goals, a short summary (a list, perhaps after one line): shown
     return "prose"
+
+
+def _notice_runs(cells: list, setup: int | None) -> dict[int, list[int]]:
+    """For each "what to notice" cell that follows code, the code cells right above it (back to
+    the previous markdown cell): their outputs are what it is about."""
+    runs = {}
+    for index, cell in enumerate(cells):
+        if _kind(cell, index, setup) == "notice":
+            start = index
+            while start > 1 and _kind(cells[start - 1], start - 1, setup) == "code":
+                start -= 1
+            if start < index:
+                runs[index] = list(range(start, index))
+    return runs
+
+
+def _fits_under_code(cell: dict) -> bool:
+    """Whether a code cell's outputs are only printed text that fits under its last piece of code."""
+    groups = _output_groups(cell.get("outputs", []))
+    pieces = _chunks(nbtemplate.source(cell)) if nbtemplate.source(cell).strip() else []
+    if not groups:
+        return True
+    return (
+        bool(pieces)
+        and len(groups) == 1
+        and groups[0][0] == "text"
+        and _screen_lines(pieces[-1]) + _screen_lines(_text_of(groups[0][1])) <= CODE_LINES
+    )
+
+
+def _shown_notice(text: str) -> str:
+    """The part of a "what to notice" cell a slide shows: its first paragraph (a bare label with
+    its first point), and then, while the shown part ends by introducing something (":",
+    "다음과 같습니다.", "as follows"), the paragraph it introduces."""
+    paragraphs = text.strip().split("\n\n")
+    shown, rest = [paragraphs[0]], paragraphs[1:]
+    if rest and len(paragraphs[0]) < 30:  # a bare label: add its first point
+        items = re.split(r"\n(?=[-*+] |\d+[.)] )", rest[0])
+        shown.append(items[0])
+        rest = (["\n".join(items[1:])] if len(items) > 1 else []) + rest[1:]
+    while rest and nbtemplate.introduces(shown[-1]):
+        shown.append(rest.pop(0))
+    return "\n\n".join(shown)
 
 
 def _md(text: str, slide_type: str, part: str) -> nbformat.NotebookNode:
@@ -189,15 +235,26 @@ def lecture_cells(cells: list) -> list:
     Returns new cells whose ``metadata.slideshow.slide_type`` cuts the deck (see the module
     docstring): headings start slides (``#``/``##``) or sub-slides (``###``); prose becomes
     speaker notes (``"notes"``) and its display math a visible formula; a code cell becomes
-    one sub-slide per piece of its source and one per figure or long output; a "what to
-    notice" cell's first paragraph stays visible, under the figure before it (the rest of it
-    goes to the notes). Every generated sub-slide
+    one sub-slide per piece of its source and one per figure or long output.
+
+    A "what to notice" cell's first paragraph (:func:`_shown_notice`; all of it goes to the
+    notes) is shown on one sub-slide with the outputs it is about, those of the code cells
+    right above it (:func:`_notice_runs`): under the code and its output when these are a
+    few printed lines of the last cell (:func:`_fits_under_code`), else on a sub-slide of all
+    those outputs in order (printed text, tables, figures; the deck's script shrinks the
+    figures to fit), after the code. Printed output longer than a screen is the one
+    exception: its pieces but the last are on sub-slides before. Every generated sub-slide
     repeats its section's title as a small running head (a ``####`` heading, ``deck_part: "head"``).
     """
     setup = nbtemplate.setup_cell_index(cells)
     deck: list = []
     section = ""  # the running head: the current ## (and ###) title
     formulas_shown: set[str] = set()  # formulas already on a slide
+    deferred: set[int] = set()  # code cells whose outputs go on the next notice's sub-slide
+    for run in _notice_runs(cells, setup).values():
+        if any(cells[j].get("outputs") for j in run[:-1]) or not _fits_under_code(cells[run[-1]]):
+            deferred.update(run)
+    pending: list = []  # (code cell, outputs) for the next notice's sub-slide
 
     def head(slide_type: str = "subslide") -> None:
         deck.append(_md(f"#### {section}", slide_type, "head"))
@@ -220,12 +277,12 @@ def lecture_cells(cells: list) -> list:
                     section.split(" / ")[0] + " / " + " / ".join(titles) if section else " / ".join(titles)
                 )
                 deck.append(_md(text, "subslide", "heading"))
-        elif kind == "notice":  # its first paragraph under the figure, all of it in the notes
-            paragraphs = text.strip().split("\n\n")
-            visible = paragraphs[0]
-            if len(paragraphs) > 1 and len(paragraphs[0]) < 30:  # a bare label: add its first point
-                items = re.split(r"\n(?=[-*+] |\d+[.)] )", paragraphs[1])
-                visible += "\n\n" + items[0]
+        elif kind == "notice":  # under the outputs it is about; all of it in the notes
+            if pending:
+                head()
+                deck.extend(_code(code_cell, "-", "output", "", outputs) for code_cell, outputs in pending)
+                pending.clear()
+            visible = _shown_notice(text)
             deck.append(_md(visible, "-", "notice"))
             if visible != text.strip():
                 deck.append(_md(text, "notes", "notes"))
@@ -258,6 +315,16 @@ def lecture_cells(cells: list) -> list:
                 formulas_shown.update(formulas)
                 deck.append(_md("\n\n".join(formulas), "-", "formula"))
             deck.append(_md(text, "notes", "notes"))
+        elif index in deferred:  # code whose outputs go with the notice below it
+            for piece in _chunks(text) if text.strip() else []:
+                head()
+                deck.append(_code(cell, "-", "code", piece))
+            for kind_of, outputs in _output_groups(cell.get("outputs", [])):
+                parts = _split_text_outputs(outputs) if kind_of == "text" else [outputs]
+                for part in parts[:-1]:  # printed output longer than a screen: all but its last piece
+                    head()
+                    deck.append(_code(cell, "-", "output", "", part))
+                pending.append((cell, parts[-1]))
         else:  # code
             pieces = _chunks(text) if text.strip() else []
             groups = _output_groups(cell.get("outputs", []))

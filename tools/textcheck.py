@@ -19,6 +19,9 @@ in the figure's language, and figure text that fits its figure.
    outside ``t()``, which the one-language editions draw unchanged and so must suit both.
 3. Figure fit. The same log gives each text's window extent and its figure's;
    :func:`figure_fit_problems` reports text that runs off the figure or overlaps other text.
+4. The "what to notice" label. Every notebook writes it one way, with a full stop inside the bold:
+   ``**눈여겨볼 점.**`` and ``**What to notice.**`` (a qualifier may stand before the stop,
+   ``**눈여겨볼 점(큰 설정).**``); :func:`notice_label_problems` reports any other form (``**눈여겨볼 점:**``).
 """
 
 from __future__ import annotations
@@ -101,15 +104,36 @@ def unrendered_emphasis(markdown: str) -> list[str]:
     return problems
 
 
+#: A "what to notice" label at the start of a line, in either language, in any form.
+_NOTICE_LABEL = re.compile(r"^[ \t]*\*\*(?:눈여겨볼 점|What to notice)[^*\n]*\*\*", re.MULTILINE)
+NOTICE_LABELS = ("**눈여겨볼 점.**", "**What to notice.**")  # the course's one form
+
+
+def notice_label_problems(markdown: str) -> list[str]:
+    """Labels "what to notice" at the start of a line that are not in the course's one form,
+    :data:`NOTICE_LABELS`: the full stop inside the bold, after any qualifier."""
+    return [m.group(0).strip() for m in _NOTICE_LABEL.finditer(markdown) if not m.group(0).endswith(".**")]
+
+
 def check_notebook(path: Path) -> list[str]:
-    """Unrendered emphasis in every markdown cell of one notebook, as ``"NAME cell N: …"`` lines."""
+    """Unrendered emphasis and "what to notice" labels of another form in every markdown cell of
+    one notebook, as ``"NAME cell N: …"`` lines."""
     nb = nbformat.read(path, as_version=4)
-    return [
-        f"{Path(path).name} cell {i}: '**' or '__' shows as text: {fragment[:120]!r}"
-        for i, cell in enumerate(nb.cells)
-        if cell.cell_type == "markdown"
-        for fragment in unrendered_emphasis(nbtemplate.source(cell))
-    ]
+    problems = []
+    for i, cell in enumerate(nb.cells):
+        if cell.cell_type != "markdown":
+            continue
+        text = nbtemplate.source(cell)
+        problems += [
+            f"{Path(path).name} cell {i}: '**' or '__' shows as text: {fragment[:120]!r}"
+            for fragment in unrendered_emphasis(text)
+        ]
+        problems += [
+            f"{Path(path).name} cell {i}: notice label {label!r}: the course writes "
+            f"{' / '.join(NOTICE_LABELS)} (the full stop inside the bold)"
+            for label in notice_label_problems(text)
+        ]
+    return problems
 
 
 def english_words(text: str, data: frozenset[str] = frozenset()) -> list[str]:
@@ -246,7 +270,8 @@ def figure_fit_problems(records: list[dict]) -> list[str]:
 def main(argv: list[str] | None = None) -> int:
     paths = [Path(a) for a in (argv if argv is not None else sys.argv[1:])] or notebook_paths()
     problems = [p for path in paths for p in check_notebook(path)]
-    print("\n".join(problems) or f"{len(paths)} notebook(s): every emphasis renders")
+    done = f"{len(paths)} notebook(s): every emphasis renders, every notice label in one form"
+    print("\n".join(problems) or done)
     return 1 if problems else 0
 
 
