@@ -19,11 +19,36 @@ from tools import slides, webfont
 
 
 def check_deck_html(html: str) -> None:
-    """A deck loads nothing from the network, no reveal.js theme, and the course's web font."""
+    """A deck loads nothing from the network, no reveal.js theme, and the course's web fonts
+    (Korean and math)."""
     assert '<script src="../reveal.js/dist/reveal.js">' in html and "/dist/theme/" not in html
     assert not re.search(r'<(?:img|link|iframe|script)[^>]*(?:src|href)="https?://', html)
     assert "fonts.googleapis" not in html and "@import" not in html
     assert f'font-family: "{webfont.FAMILY}"' in html and 'url("../fonts/' in html
+    assert f'url("../fonts/{webfont.MATH_FILE}")' in html
+    assert f"math {{ font-family: {webfont.math_font_stack()}; }}" in html
+
+
+MATH_FONT_PROBE = """(selector) => {
+  const math = [...document.querySelectorAll(selector)].find((m) => m.querySelector('mo, mi'));
+  if (!math) return false;
+  math.querySelector('mo, mi').id = 'math-font-probe';
+  const slide = math.closest('.reveal .slides section');  // shown, so that it is laid out
+  if (slide && window.Reveal) { const {h, v} = Reveal.getIndices(slide); Reveal.slide(h, v || 0, 1e6); }
+  return true;
+}"""
+
+
+def assert_math_font(page, selector: str = ".reveal .slides math") -> None:
+    """The glyphs of the first formula matching ``selector`` (its first operator or letter) are
+    drawn with the bundled math font, whose MATH table stretches brackets (tools/webfont.py).
+    In a deck, the formula's slide is shown first."""
+    from browser import platform_fonts
+
+    assert page.evaluate(MATH_FONT_PROBE, selector), f"no formula matches {selector!r}"
+    fonts = platform_fonts(page, "#math-font-probe")
+    drawn = {(f["familyName"], f["isCustomFont"]) for f in fonts}
+    assert drawn == {(webfont.MATH_SOURCE_FAMILY, True)}, f"a formula not drawn with the math font: {fonts}"
 
 
 WALK = """() => {
@@ -104,7 +129,7 @@ def check_course_deck(source: Path, lang: str, out: Path) -> None:
     """Build the deck of the executed notebook ``source`` (edition ``lang``) in ``out`` and walk it:
     every slide at most 1280×720 with its fragments shown, speaker notes present, nothing asked of
     the network, headings drawn with the web font (Hangul from the web font in the Korean and
-    bilingual decks; the machine has no Korean font). Screenshots: ``deck_<lang>_<stem>_*.png``."""
+    bilingual decks; the machine has no Korean font), formulas with the bundled math font. Screenshots: ``deck_<lang>_<stem>_*.png``."""
     from browser import chromium_page, platform_fonts
 
     prefix = slides.copy_reveal(slides.fetch_reveal(), out)
@@ -125,4 +150,6 @@ def check_course_deck(source: Path, lang: str, out: Path) -> None:
         if lang != "en":
             korean = [f for f in fonts if f["familyName"] == webfont.SOURCE_FAMILY]
             assert korean and all(f["isCustomFont"] for f in korean), fonts
+        if "<math" in html:
+            assert_math_font(page)
         assert page.blocked == [], "the deck asked the network for something"

@@ -3,7 +3,8 @@
 The site is rendered from notebooks without executing them (a page without outputs has the same
 prose, navigation and fonts), so this module needs no kernel. The browser test opens a Korean page
 in the system's headless Chromium (tests/browser.py) on a machine without CJK system fonts, as CI
-is, and asks the DevTools protocol which font drew the Hangul.
+is, and asks the DevTools protocol which font drew the Hangul; another opens notebook 05's page and
+asks which font drew its formulas (the bundled math font, whose MATH table stretches brackets).
 """
 
 import re
@@ -116,6 +117,8 @@ def test_web_font_covers_the_korean_of_every_page_and_is_small(site):
         assert not missing, f"{weight}: no glyph for {''.join(sorted(missing))[:20]}"
         assert path.stat().st_size < 250_000, "subset to the pages' characters, not all 11,172 syllables"
     assert (site / "fonts" / "OFL.txt").is_file(), "the font's licence travels with it"
+    for name in (webfont.MATH_FILE, webfont.MATH_LICENSE):
+        assert (site / "fonts" / name).is_file(), f"the math font and its licence: {name}"
     for page in site.rglob("*.html"):
         html = page.read_text(encoding="utf-8")
         assert f'font-family: "{webfont.FAMILY}"' in html and "unicode-range: U+1100-11FF" in html, page.name
@@ -171,6 +174,118 @@ def test_a_korean_page_is_drawn_with_the_web_font_in_chromium(site):
     assert blocked == [], f"the page asked the network for {blocked}"
     assert cut == 0, f"{cut} element(s) cut off their content"
     assert path.stat().st_size > 10_000
+
+
+# --- formulas: the bundled math font ----------------------------------------------------------
+
+MATH_OPEN = '<math xmlns="http://www.w3.org/1998/Math/MathML" display="inline">'
+MATH_NOTEBOOK = "05_rope"  # eq. (12): a conjugate bar over (W_k x_n); eq. (15): a 5x5 matrix in ( )
+
+
+def test_the_bundled_math_font_has_a_math_table_and_the_pages_name_it(tmp_path):
+    """Chromium lays MathML out with the OpenType MATH table of the first font of <math>'s
+    font-family: the bundled Noto Sans Math must have one, and come first."""
+    font = TTFont(webfont.FONTS / webfont.MATH_FILE)
+    assert font.flavor == "woff2" and "MATH" in font, "no MATH table: brackets and braces cannot stretch"
+    assert font["name"].getDebugName(1) == webfont.MATH_SOURCE_FAMILY
+    cmap = font.getBestCmap()
+    missing = [c for c in "()[]{}⟨⟩‖∑∫√∂θωΘ−⋱⏟⏞―\U0001d465\U0001d703" if ord(c) not in cmap]
+    assert not missing, f"no glyph for {missing}"
+    variants = font["MATH"].table.MathVariants
+    assert cmap[ord("(")] in variants.VertGlyphCoverage.glyphs, "( has no taller variants"
+    assert cmap[ord("⏟")] in variants.HorizGlyphCoverage.glyphs, "the underbrace has no wider variants"
+    licence = (webfont.FONTS / webfont.MATH_LICENSE).read_text(encoding="utf-8")
+    assert "SIL OPEN FONT LICENSE Version 1.1" in licence and "@fontsource/noto-sans-math 5.3.0" in licence
+    # the CSS: a face of that file (no unicode-range: it draws every character it has), first for <math>
+    css = webfont.font_face_css("../fonts")
+    (rule,) = [r for r in css.splitlines() if f'font-family: "{webfont.MATH_FAMILY}"' in r]
+    assert f'src: url("../fonts/{webfont.MATH_FILE}") format("woff2")' in rule and "unicode-range" not in rule
+    assert webfont.math_font_stack() == f'"{webfont.MATH_FAMILY}", "{webfont.FAMILY}", math'
+    assert f"math {{ font-family: {webfont.math_font_stack()}; }}" in website.page_font_css("../fonts")
+    # build() copies it whole, with its licence, next to the Korean font
+    paths = webfont.build(tmp_path, "위치")
+    assert tmp_path / webfont.MATH_FILE in paths and tmp_path / webfont.MATH_LICENSE in paths
+    assert (tmp_path / webfont.MATH_FILE).read_bytes() == (webfont.FONTS / webfont.MATH_FILE).read_bytes()
+    (tmp_path / webfont.MATH_FILE).write_bytes(b"stale")
+    webfont.build(tmp_path, "위치")
+    assert (tmp_path / webfont.MATH_FILE).read_bytes() == (webfont.FONTS / webfont.MATH_FILE).read_bytes()
+
+
+def test_overline_is_a_rule_over_its_whole_content():
+    """latex2mathml's \\overline is a one-character U+2015 over its content, which no font here
+    stretches: website.rule_bars draws it as a border of the content instead."""
+    pytest.importorskip("latex2mathml", reason="pip install latex2mathml (in the test extras)")
+    from latex2mathml.converter import convert
+
+    tex = r"\mathrm{Re}\big[(W_q x_m)\,\overline{(W_k x_n)}\big] + \overline{\overline{b}} + \underline{x} + \hat y"
+    plain, ruled = convert(tex), website.rule_bars(convert(tex))
+    assert plain.count("&#x02015;") == 4 and "&#x02015;" not in ruled
+    assert ruled.count('<mrow style="border-top: 0.07em solid; padding-top: 0.15em">') == 3
+    assert ruled.count('<mrow style="border-bottom: 0.07em solid; padding-bottom: 0.15em">') == 1
+    assert "<munder" not in ruled and ruled.count("<mover") == ruled.count("</mover>") == 1, "\\hat stays"
+    assert ruled.count("<mrow") == ruled.count("</mrow>")
+    assert website.rule_bars(convert(r"\frac{a}{b}")) == convert(r"\frac{a}{b}"), "other formulas unchanged"
+    assert 'style="border-top' in website.MathMLRenderer()._mathml(r"\overline{x}", "inline")
+
+
+def test_a_fenced_matrix_is_a_row_of_its_own():
+    """latex2mathml puts a pmatrix's parentheses into the surrounding row, where they stretch to
+    the tallest neighbour (03, section 7: a vector next to an underbraced matrix)."""
+    pytest.importorskip("latex2mathml", reason="pip install latex2mathml (in the test extras)")
+    from latex2mathml.converter import convert
+
+    tex = (
+        r"\begin{pmatrix}a\\ b\end{pmatrix} = \underbrace{\begin{pmatrix}c & d\end{pmatrix}}_{M}"
+        r"\begin{bmatrix}\begin{vmatrix}e\end{vmatrix}\end{bmatrix}"
+    )
+    plain, grouped = convert(tex), website.group_matrices(convert(tex))
+    fenced = r"<mrow><mo>[^<]+</mo><mtable>"
+    # latex2mathml groups only the underbraced matrix (the other match is the formula's own row)
+    assert len(re.findall(fenced, plain)) == 2 and not plain.startswith(f"{MATH_OPEN}<mrow><mrow>")
+    assert len(re.findall(fenced, grouped)) == 4, "every fenced matrix, nested ones too, is grouped"
+    assert grouped.startswith(f"{MATH_OPEN}<mrow><mrow><mo>&#x00028;</mo><mtable>"), "the first vector too"
+    assert grouped.count("<mrow") == grouped.count("</mrow>") == plain.count("<mrow") + 3
+    assert website.group_matrices(grouped) == grouped
+    for other in (r"\frac{a}{b}", r"\begin{matrix}a\end{matrix}", r"\begin{cases}a & b\end{cases}"):
+        assert website.group_matrices(convert(other)) == convert(other), other
+
+
+def test_formulas_are_drawn_with_the_bundled_math_font_in_chromium(tmp_path):
+    """A matrix's parentheses, its letters and a conjugate bar in headless Chromium: drawn with
+    the bundled Noto Sans Math (whatever math font the machine has, or lacks), the parentheses
+    stretched to the matrix's height, the bar as wide as what it covers."""
+    pytest.importorskip("latex2mathml", reason="pip install latex2mathml (in the test extras)")
+    out = _site(tmp_path, {"ko": [MATH_NOTEBOOK]})
+    with chromium_page() as page:
+        page.goto((out / "ko" / f"{MATH_NOTEBOOK}.html").as_uri())
+        found = page.evaluate(
+            """() => {
+                const maths = [...document.querySelectorAll('math')];
+                const matrix = maths.find((m) => m.querySelector('mtable') && m.textContent.includes('(15)'));
+                const conjugate = maths.find((m) => m.textContent.includes('(12)'));
+                if (!matrix || !conjugate) return null;
+                const paren = [...matrix.querySelectorAll('mo')].find((o) => o.textContent === '(');
+                const equals = [...matrix.querySelectorAll('mo')].find((o) => o.textContent === '=');
+                paren.id = 'math-paren';
+                matrix.querySelector('mi').id = 'math-letter';
+                const bar = conjugate.querySelector('mrow[style*="border-top"]');
+                return {paren: paren.getBoundingClientRect().height, equals: equals.getBoundingClientRect().height,
+                        table: matrix.querySelector('mtable').getBoundingClientRect().height,
+                        bar: bar && bar.getBoundingClientRect().width,
+                        covered: bar && bar.firstElementChild.getBoundingClientRect().width};
+            }"""
+        )
+        assert found, "notebook 05's eq. (12) and (15) are on the page"
+        paren, letter = platform_fonts(page, "#math-paren"), platform_fonts(page, "#math-letter")
+        loaded = page.evaluate("document.fonts.check('16px \"" + webfont.MATH_FAMILY + "\"', '(')")
+        blocked = page.blocked
+    for fonts in (paren, letter):
+        drawn = {(f["familyName"], f["isCustomFont"]) for f in fonts}
+        assert drawn == {(webfont.MATH_SOURCE_FAMILY, True)}, f"not drawn with the bundled math font: {fonts}"
+    assert loaded, "the math font's face is loaded"
+    assert found["paren"] > 3 * found["equals"] and found["paren"] >= 0.9 * found["table"], found
+    assert found["bar"] and found["bar"] >= found["covered"] > 0, found
+    assert blocked == [], f"the page asked the network for {blocked}"
 
 
 def _tiny_notebook(path: Path, value: int) -> Path:

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from decks import check_course_deck, check_deck_html, oversized, walk_deck
+from decks import assert_math_font, check_course_deck, check_deck_html, oversized, walk_deck
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
 from tools import editions, languages, nbtemplate, slides, webfont, website
@@ -309,13 +309,16 @@ def test_decks_fit_a_16_9_screen_offline_and_draw_hangul_with_the_web_font(tmp_p
             keys = platform_fonts(page, ".reveal .deck-keys")
             hangul = len(re.findall(r"[\uac00-\ud7a3]", website.LABELS[lang]["deck_keys"]))
             assert sum(f["glyphCount"] for f in keys if f["isCustomFont"]) == hangul > 0, keys
+            # the key formula (\left( ... \right) around a fraction): drawn with the bundled math font
+            assert_math_font(page, ".reveal .deck-formula math")
             if lang == "ko":
                 check_speaker_view(page)
         assert page.blocked == [], "a deck asked the network for something"
 
 
 def check_speaker_view(page) -> None:
-    """Press s on the prose's slide: the speaker view shows the full prose, drawn with the web font."""
+    """Press s on the prose's slide: the speaker view shows the full prose, drawn with the web
+    font, and its formula, drawn with the math font."""
     from browser import screenshot
 
     page.evaluate("Reveal.slide(1, 0)")  # section 1, whose notes hold the long prose
@@ -329,6 +332,13 @@ def check_speaker_view(page) -> None:
         f"() => [...document.fonts].some((f) => f.status === 'loaded' && f.family.replaceAll('\"', '') === {family})",
         timeout=60_000,
     )
+    # the notes' formula, in a window that does not see the deck's style sheet: the math font too
+    math_family = json.dumps(webfont.MATH_FAMILY)
+    speaker.wait_for_function(
+        f"() => [...document.fonts].some((f) => f.status === 'loaded' && f.family.replaceAll('\"', '') === {math_family})",
+        timeout=60_000,
+    )
+    assert_math_font(speaker, ".speaker-controls-notes math")
     speaker.set_viewport_size({"width": slides.WIDTH, "height": slides.HEIGHT})
     screenshot(speaker, "slides_ko_speaker_view")
 

@@ -24,10 +24,12 @@ lecture deck, not the notebook on a projector (:func:`lecture_cells`):
 
 Offline by default: reveal.js 4 (:data:`REVEAL_VERSION`) is fetched once from the npm
 registry with ``npm pack`` (Node.js's npm), kept in build/reveal.js-<version>/, and copied to
-build/slides/reveal.js/; the Korean web font made from the bundled NanumGothic
-(tools/webfont.py) goes to build/slides/fonts/. No reveal.js theme is loaded (the "simple"
-theme would fetch Google Fonts); the deck's own style sheet is in the template. Formulas are
-MathML made at build time. So build/slides/ presents anywhere without a network.
+build/slides/reveal.js/; the Korean web font made from the bundled NanumGothic and the bundled
+math font Noto Sans Math (tools/webfont.py) go to build/slides/fonts/. No reveal.js theme is
+loaded (the "simple" theme would fetch Google Fonts); the deck's own style sheet is in the
+template. Formulas are MathML made at build time (no MathJax), drawn with the math font, whose
+OpenType MATH table stretches brackets and braces. So build/slides/ presents anywhere without
+a network.
 """
 
 from __future__ import annotations
@@ -425,6 +427,8 @@ def export(
         if cell.metadata.get("deck_part") == "title":
             cell.source += f'\n\n<p class="deck-keys">{html.escape(website.LABELS[lang]["deck_keys"])}</p>\n'
             break
+    # formulas in the speaker notes: the speaker view needs the math font
+    math = any(cell.metadata.get("deck_part") == "notes" and "$" in cell.source for cell in deck.cells)
     exporter = website.CourseSlidesExporter(
         reveal_url_prefix=reveal_prefix,
         reveal_width=str(WIDTH),
@@ -440,8 +444,9 @@ def export(
         "course_font_css": webfont.font_face_css(fonts_prefix),
         "course_font_stack": webfont.font_stack('"Source Sans 3"', '"Helvetica Neue"', "Arial", "sans-serif"),
         "course_fonts_prefix": fonts_prefix,
-        "course_speaker_css": _speaker_css(Path(os.path.normpath(target.parent / fonts_prefix))),
+        "course_speaker_css": _speaker_css(Path(os.path.normpath(target.parent / fonts_prefix)), math=math),
         "course_mono_stack": webfont.font_stack('"DejaVu Sans Mono"', "Menlo", "Consolas", "monospace"),
+        "course_math_stack": webfont.math_font_stack(),
     }
     body, _ = exporter.from_notebook_node(deck, resources=resources)
     target.parent.mkdir(parents=True, exist_ok=True)
@@ -473,21 +478,39 @@ def write_decks(executed: dict[str, list[Path]], out: Path = SLIDES, reveal_pref
     return decks
 
 
-def _speaker_css(fonts: Path) -> str:
-    """Style for the speaker view's window (press s), which loads nothing next to the deck
-    when the deck is opened from disk: the regular web font embedded as a data: URL (the
-    bold is synthesised), or, when it has not been built, the @font-face rules by address."""
+def _speaker_css(fonts: Path, math: bool = True) -> str:
+    """Style for the speaker view's window (press s), which does not see the deck's style sheet:
+    the regular Korean web font embedded as a data: URL (the bold is synthesised) and, where the
+    notes hold formulas (``math``), the math font too (0.36 MB more); when a font has not been
+    built, its @font-face rule by address. Embedded, because the window (about:blank, opened by the
+    deck) resolves no address relative to the deck, and its requests for files next to the deck
+    do not complete under Playwright's request interception, which the browser tests use."""
     stack = webfont.font_stack('"Helvetica Neue"', "Arial", "sans-serif")
-    regular = fonts / webfont.file_name("normal")
-    if regular.is_file():
-        data = base64.b64encode(regular.read_bytes()).decode("ascii")
-        face = (
-            f'@font-face {{ font-family: "{webfont.FAMILY}"; font-weight: normal; '
-            f'src: url("data:font/woff2;base64,{data}") format("woff2"); }}'
-        )
-    else:
-        face = webfont.font_face_css("__FONTS__")  # the deck's script puts the fonts' address here
-    return f"{face}\nbody, .speaker-controls-notes, .speaker-controls-notes * {{ font-family: {stack}; }}"
+    # the deck's script puts the fonts' address in place of __FONTS__
+    by_address = webfont.font_face_css("__FONTS__").splitlines()
+    faces = []
+    for family, path, wanted in (
+        (webfont.FAMILY, fonts / webfont.file_name("normal"), True),
+        (webfont.MATH_FAMILY, fonts / webfont.MATH_FILE, math),
+    ):
+        if not wanted:
+            continue
+        if path.is_file():
+            data = base64.b64encode(path.read_bytes()).decode("ascii")
+            faces.append(
+                f'@font-face {{ font-family: "{family}"; font-weight: normal; '
+                f'src: url("data:font/woff2;base64,{data}") format("woff2"); }}'
+            )
+        else:
+            faces += [rule for rule in by_address if f'font-family: "{family}";' in rule]
+    notes = ".speaker-controls-notes"
+    return "\n".join(
+        [
+            *faces,
+            f"body, {notes}, {notes} * {{ font-family: {stack}; }}",
+            f"{notes} math, {notes} math * {{ font-family: {webfont.math_font_stack()}; }}",
+        ]
+    )
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,17 +1,31 @@
-"""A Korean web font for the offline website and slides, made from the bundled NanumGothic.
+"""The course's web fonts for the offline website and slides: Korean and math, both bundled.
 
     import webfont
-    webfont.build(out / "fonts", text)         # writes NanumGothic{,Bold}-course.woff2 + OFL.txt
+    webfont.build(out / "fonts", text)         # writes NanumGothic{,Bold}-course.woff2 + OFL.txt,
+                                               # NotoSansMath-Regular.woff2 + OFL-NotoSansMath.txt
     css = webfont.font_face_css("../fonts")    # the @font-face rules, for pages one folder down
+    webfont.font_stack("system-ui", "sans-serif")   # a font-family value for prose
+    webfont.math_font_stack()                  # the font-family value for <math>
 
-Hangul has 11,172 precomposed syllables; NanumGothic subset to all of them is about 0.5 MB per
+Korean: Hangul has 11,172 precomposed syllables; NanumGothic subset to all of them is about 0.5 MB per
 weight in WOFF2 (and takes several seconds to make), while the course uses roughly a thousand,
 which subset to about 0.15 MB. So the font is subset to the Korean characters that the built
 pages actually contain (``text``), and made again only when that set changes. The @font-face rules
 carry a ``unicode-range`` of the Hangul and CJK punctuation blocks: the browser uses the web font
 for Korean characters only, Latin text keeps the page's own font, and a page with no Korean never
-downloads it. Everything stays next to the pages (no font service, no CDN). The font is under the
-SIL Open Font License 1.1 (``posviz/fonts/OFL.txt``), which is copied next to it.
+downloads it.
+
+Math: formulas are MathML (tools/website.py), which Chromium lays out with the OpenType MATH table
+of the first font of ``<math>``'s font-family (stretched brackets, bars, braces, radicals). The
+generic family ``math`` is such a font only where the machine has one installed; elsewhere brackets
+stay small, a matrix falls apart, ``\\overline`` becomes a short dash and ``\\underbrace`` a stray mark.
+So the bundled Noto Sans Math (``posviz/fonts/NotoSansMath-Regular.woff2``, with its MATH table;
+not subset, about 0.27 MB) is copied next to the pages and comes first in :func:`math_font_stack`,
+before the Korean web font (Hangul in ``\\text{...}``) and ``math``.
+
+Everything stays next to the pages (no font service, no CDN). Both fonts are under the SIL Open
+Font License 1.1 (``posviz/fonts/OFL.txt``, ``posviz/fonts/OFL-NotoSansMath.txt``, which also say
+where each font comes from); the licences are copied next to them.
 
 Needs ``fontTools`` and ``brotli`` (WOFF2 compression): ``pip install fonttools brotli``, in the
 project's ``site`` extras.
@@ -43,6 +57,10 @@ KOREAN_RANGES = (
 )
 _KOREAN = re.compile("[" + "".join(f"{chr(lo)}-{chr(hi)}" for lo, hi in KOREAN_RANGES) + "]")
 _KEY_FILE = ".webfont-key"
+MATH_FAMILY = "Course Noto Sans Math"  # the CSS family name of the math font
+MATH_SOURCE_FAMILY = "Noto Sans Math"  # what Chromium reports for the glyphs it draws
+MATH_FILE = "NotoSansMath-Regular.woff2"  # in FONTS, copied unchanged next to the pages
+MATH_LICENSE = "OFL-NotoSansMath.txt"  # its licence and provenance, in FONTS and next to it
 
 
 def korean_characters(text: str) -> str:
@@ -89,45 +107,67 @@ def subset_woff2(source: Path, characters: str) -> bytes:
 
 
 def build(out: Path | str, text: str) -> list[Path]:
-    """Write the web font for the Korean characters of ``text`` into folder ``out``.
+    """Write the web fonts for ``text`` into folder ``out``; returns their paths.
 
-    Writes one WOFF2 file per weight (:func:`file_name`) and the font's licence ``OFL.txt``;
-    returns their paths. Made again only when the character set changed (a key file in ``out``).
-    A ``text`` without Korean still gets a font of a few Hangul characters, so pages always
-    find the files their @font-face rules name.
+    Korean: one WOFF2 file per weight (:func:`file_name`), subset to the Korean characters of
+    ``text``, and the font's licence ``OFL.txt``; made again only when the character set changed
+    (a key file in ``out``). A ``text`` without Korean still gets a font of a few Hangul
+    characters, so pages always find the files their @font-face rules name.
+    Math: the bundled :data:`MATH_FILE` and its licence :data:`MATH_LICENSE`, copied whole
+    (whatever ``text`` holds) where missing or different.
     """
     out = Path(out)
     characters = korean_characters(text) or "가나다"
     key = hashlib.sha256(characters.encode("utf-8")).hexdigest()
-    paths = [out / file_name(weight) for weight in WEIGHTS] + [out / "OFL.txt"]
+    korean = [out / file_name(weight) for weight in WEIGHTS] + [out / "OFL.txt"]
     key_file = out / _KEY_FILE
-    if all(p.is_file() for p in paths) and key_file.is_file() and key_file.read_text() == key:
-        return paths
     out.mkdir(parents=True, exist_ok=True)
-    for weight, source in WEIGHTS.items():
-        (out / file_name(weight)).write_bytes(subset_woff2(FONTS / source, characters))
-    shutil.copy(FONTS / "OFL.txt", out / "OFL.txt")
-    key_file.write_text(key)
-    return paths
+    if not (all(p.is_file() for p in korean) and key_file.is_file() and key_file.read_text() == key):
+        for weight, source in WEIGHTS.items():
+            (out / file_name(weight)).write_bytes(subset_woff2(FONTS / source, characters))
+        shutil.copy(FONTS / "OFL.txt", out / "OFL.txt")
+        key_file.write_text(key)
+    math = [out / MATH_FILE, out / MATH_LICENSE]
+    for target in math:
+        source = FONTS / target.name
+        if not target.is_file() or target.read_bytes() != source.read_bytes():
+            shutil.copy(source, target)
+    return korean + math
 
 
 def font_face_css(prefix: str) -> str:
-    """The @font-face rules (family :data:`FAMILY`, normal and bold) for fonts in ``prefix``,
-    a URL path relative to the page (e.g. ``"../fonts"``)."""
+    """The @font-face rules for fonts in ``prefix``, a URL path relative to the page (e.g.
+    ``"../fonts"``): family :data:`FAMILY` (normal and bold, Korean characters only) and
+    family :data:`MATH_FAMILY` (the math font, every character it has)."""
+    prefix = prefix.rstrip("/")
     ranges = ", ".join(f"U+{lo:04X}-{hi:04X}" for lo, hi in KOREAN_RANGES)
     rules = []
     for weight in WEIGHTS:
         rules.append(
             f'@font-face {{ font-family: "{FAMILY}"; font-style: normal; font-weight: {weight}; '
-            f'font-display: swap; src: url("{prefix.rstrip("/")}/{file_name(weight)}") format("woff2"); '
+            f'font-display: swap; src: url("{prefix}/{file_name(weight)}") format("woff2"); '
             f"unicode-range: {ranges}; }}"
         )
+    rules.append(
+        f'@font-face {{ font-family: "{MATH_FAMILY}"; font-style: normal; font-weight: normal; '
+        f'font-display: swap; src: url("{prefix}/{MATH_FILE}") format("woff2"); }}'
+    )
     return "\n".join(rules)
 
 
 def font_stack(*fallbacks: str) -> str:
-    """A CSS font-family value: the web font, then ``fallbacks`` (e.g. the page's own fonts).
+    """A CSS font-family value: the Korean web font, then ``fallbacks`` (e.g. the page's own fonts).
 
     The web font covers only Korean (its unicode-range), so Korean is always drawn with it,
     whatever fonts the machine has, and every other character falls through to ``fallbacks``."""
     return ", ".join([f'"{FAMILY}"', *fallbacks])
+
+
+def math_font_stack() -> str:
+    """The CSS font-family value for ``<math>``: the bundled math font, the Korean web font, ``math``.
+
+    The math font comes first, so that it is the one whose MATH table lays the formula out (the
+    browser uses the first font of the list that covers a space; the Korean font, limited to
+    Korean by its unicode-range, cannot be that one). Hangul in ``\\text{...}``, which the math
+    font lacks, falls through to the Korean web font."""
+    return ", ".join([f'"{MATH_FAMILY}"', font_stack("math")])

@@ -11,9 +11,10 @@ build/executed-editions/ (reused while the notebook, posviz and data/ are unchan
 ``course.py run`` writes the bilingual ones, tools/slides.py uses them too). Pages are rendered
 with nbconvert's HTML exporter (lab template) into plain, self-contained HTML files: figures are
 embedded PNGs, formulas are turned into MathML at build time (latex2mathml; browsers draw
-MathML natively), Korean text is drawn with a web font made from the bundled NanumGothic
-(tools/webfont.py, in build/site/fonts/), and nothing is loaded from the network — no MathJax,
-require.js, widget scripts or font service. Links go only to pages that exist (a narrowed build
+MathML natively) and drawn with the bundled math font Noto Sans Math, Korean text is drawn
+with a web font made from the bundled NanumGothic (both tools/webfont.py, in
+build/site/fonts/), and nothing is loaded from the network — no MathJax, require.js, widget
+scripts or font service. Links go only to pages that exist (a narrowed build
 leaves the others as plain text); data/README.md becomes build/site/data/README.html.
 Interactive ipywidgets explorers cannot run without a kernel; the page shows a note in their
 place and the notebooks' static fallback figures below them. Open build/site/index.html.
@@ -102,8 +103,78 @@ def offline_badge(lang: str) -> str:
 # --- Rendering ---------------------------------------------------------------------------------
 
 
+# latex2mathml's \overline{x} (\underline{x}): x with a U+2015 HORIZONTAL BAR as its accent
+_BAR_ACCENT = '<mo accent="true">&#x02015;</mo>'
+# the rule as TeX draws it, in Noto Sans Math's MATH constants (OverbarRuleThickness 0.071 em,
+# OverbarVerticalGap 0.15 em; the same under the base)
+_BAR_STYLE = "border-{side}: 0.07em solid; padding-{side}: 0.15em"
+
+
+def rule_bars(mathml: str) -> str:
+    """``mathml`` with latex2mathml's ``\\overline`` and ``\\underline`` drawn as a rule over
+    (under) the whole of their content.
+
+    latex2mathml writes ``\\overline{x}`` as ``<mover>x<mo accent="true">―</mo></mover>``, U+2015
+    HORIZONTAL BAR over x, which a browser stretches to the width of x only with a math font that
+    has wide variants of U+2015; the bundled Noto Sans Math (tools/webfont.py) has none, so the
+    bar stayed one character wide (the conjugate bar over ``(W_k x_n)`` in notebook 05). Such an
+    ``mover`` (``munder``) becomes an ``mrow`` whose CSS border is the rule; every other formula is
+    returned unchanged."""
+    for tag, side in (("mover", "top"), ("munder", "bottom")):
+        end = f"{_BAR_ACCENT}</{tag}>"
+        while (stop := mathml.find(end)) >= 0:
+            depth = 0
+            for opening in reversed(list(re.finditer(rf"<(/?){tag}\b[^>]*>", mathml[:stop]))):
+                if opening.group(1):
+                    depth += 1
+                elif depth:
+                    depth -= 1
+                else:
+                    break
+            else:  # no opening tag: not latex2mathml's output, leave it
+                break
+            rule = f'<mrow style="{_BAR_STYLE.format(side=side)}">'
+            mathml = f"{mathml[: opening.start()]}{rule}{mathml[opening.end() : stop]}</mrow>{mathml[stop + len(end) :]}"
+    return mathml
+
+
+_FENCED_TABLE = re.compile(r"<mo>[^<]*</mo><mtable\b")
+_TABLE_TAG = re.compile(r"<(/?)mtable\b[^>]*>")
+_CLOSING_FENCE = re.compile(r"<mo>[^<]*</mo>")
+
+
+def group_matrices(mathml: str) -> str:
+    """``mathml`` with each fenced matrix (``pmatrix``, ``bmatrix``, ...) in an ``mrow`` of its own.
+
+    latex2mathml writes a matrix as its fences and table, ``<mo>(</mo><mtable>...</mtable><mo>)</mo>``,
+    straight into the surrounding row, where a browser stretches the fences to the tallest thing
+    in that row: next to a taller neighbour (the underbraced matrix of notebook 03, section 7) a
+    two-row vector got parentheses twice its height. In a row of their own they fit their table."""
+    out, at = [], 0
+    while match := _FENCED_TABLE.search(mathml, at):
+        depth, end = 0, None
+        for tag in _TABLE_TAG.finditer(mathml, match.end() - len("<mtable")):
+            depth += -1 if tag.group(1) else 1
+            if depth == 0:
+                end = tag.end()
+                break
+        closing = _CLOSING_FENCE.match(mathml, end) if end else None
+        if closing is None:  # not a fenced table
+            out.append(mathml[at : match.end()])
+            at = match.end()
+            continue
+        start, stop = match.start(), closing.end()
+        wrapped = mathml.endswith("<mrow>", 0, start) and mathml.startswith("</mrow>", stop)
+        inner = group_matrices(mathml[match.end() - len("<mtable") : end])  # matrices inside its cells
+        group = f"{mathml[start : match.end() - len('<mtable')]}{inner}{mathml[end:stop]}"
+        out.append(mathml[at:start] + (group if wrapped else f"<mrow>{group}</mrow>"))
+        at = stop
+    return "".join(out) + mathml[at:]
+
+
 class MathMLRenderer(IPythonRenderer):
-    """nbconvert's markdown renderer, with TeX math turned into MathML at build time.
+    """nbconvert's markdown renderer, with TeX math turned into MathML at build time
+    (latex2mathml, then :func:`rule_bars` and :func:`group_matrices`).
 
     A formula latex2mathml cannot convert is shown as its TeX source in ``<code>`` and listed
     in ``problems`` (the site build prints them).
@@ -115,7 +186,7 @@ class MathMLRenderer(IPythonRenderer):
         try:
             from latex2mathml.converter import convert
 
-            return convert(tex, display=display)
+            return group_matrices(rule_bars(convert(tex, display=display)))
         except ImportError:
             problem = "latex2mathml is not installed (pip install latex2mathml): formulas are shown as TeX"
         except Exception as error:  # latex2mathml raises many kinds; keep the page and report
@@ -227,14 +298,15 @@ def _nav(names: list[str], name: str, lang: str, titles: dict, exists: dict, pos
 
 
 def page_font_css(font_prefix: str) -> str:
-    """CSS for a course page whose web font lies in ``font_prefix``: the @font-face rules and
-    nbconvert's lab font variables with the Korean web font first (tools/webfont.py)."""
+    """CSS for a course page whose web fonts lie in ``font_prefix``: the @font-face rules,
+    nbconvert's lab font variables with the Korean web font first, and the bundled math font
+    for formulas (tools/webfont.py)."""
     sans = webfont.font_stack("system-ui", "-apple-system", '"Segoe UI"', "Helvetica", "Arial", "sans-serif")
     mono = webfont.font_stack("menlo", "consolas", '"DejaVu Sans Mono"', "monospace")
     return f"""{webfont.font_face_css(font_prefix)}
 :root {{ --jp-content-font-family: {sans}; --jp-ui-font-family: {sans}; --jp-code-font-family: {mono}; }}
 body, nav.course-nav, span.colab-badge {{ font-family: var(--jp-content-font-family); }}
-math {{ font-family: {webfont.font_stack("math")}; }}"""
+math {{ font-family: {webfont.math_font_stack()}; }}"""
 
 
 def _course_order(names) -> list[str]:
@@ -295,8 +367,8 @@ def render_pages(executed: dict[str, list[Path]], out: Path = SITE) -> list[Path
     already in ``out`` from an earlier build are kept and linked (so building one edition keeps
     the others); links to pages that exist neither way are left as plain text, so the site has
     no dead link. Also writes ``out/data/README.html`` (the data folder's description, which the
-    notebooks link to) and the Korean web font ``out/fonts/`` (tools/webfont.py), subset to the
-    characters of every page in ``out``. Returns the pages written, index first. Formulas that
+    notebooks link to) and the web fonts ``out/fonts/`` (tools/webfont.py): the Korean one subset
+    to the characters of every page in ``out``, and the math font. Returns the pages written, index first. Formulas that
     could not be converted are printed and left in ``MathMLRenderer.problems``.
     """
     exporter = CourseHTMLExporter()
