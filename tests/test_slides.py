@@ -238,6 +238,23 @@ def test_no_slide_ends_on_a_line_that_introduces_what_is_not_on_it(path, lang):
     assert not cut, f"{path.name} ({lang}): cells {cut} introduce the next cell, which starts another slide"
 
 
+def test_a_narrowed_build_keeps_the_hangul_of_decks_built_before(tmp_path, monkeypatch):
+    """The decks share one web font: a build of only 03 must subset it to the characters of the
+    decks already in the folder too, or their Hangul would turn into boxes (05 showing "☒율적인")."""
+    earlier = tmp_path / "ko" / "05_rope.slides.html"
+    earlier.parent.mkdir(parents=True)
+    earlier.write_text("<h2>효율적인 계산</h2>", encoding="utf-8")
+    executed = tmp_path / "03_sinusoidal_encoding.ipynb"
+    executed.write_text('{"cells": [{"source": "사인파"}]}', encoding="utf-8")
+    seen = []
+    monkeypatch.setattr(slides.webfont, "build", lambda out, text: seen.append(text))
+    monkeypatch.setattr(slides, "export", lambda path, lang, target, prefix: target)
+    monkeypatch.setattr(slides.website, "write_data_page", lambda out, index_link: None)
+    monkeypatch.setattr(slides.website, "unlink_missing", lambda deck: None)
+    slides.write_decks({"ko": [executed]}, out=tmp_path)
+    assert len(seen) == 1 and {"사", "효", "율"} <= set(seen[0])
+
+
 def test_long_lines_count_as_several_screen_lines():
     assert slides._screen_lines("a" * (slides.WRAP * 2 + 1)) == 3
     assert slides._chunks("\n".join(["x"] * 50), limit=20) == ["\n".join(["x"] * 20)] * 2 + [

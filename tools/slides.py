@@ -463,10 +463,12 @@ def write_decks(executed: dict[str, list[Path]], out: Path = SLIDES, reveal_pref
     next links to decks neither this build nor an earlier one wrote become plain text, as on the
     website (:func:`website.unlink_missing`).
     """
-    # the characters the decks show: their notebooks' and the deck's own labels (the keys line);
-    # built first, since each deck's speaker view names the font files
-    text = "".join(path.read_text(encoding="utf-8") for paths in executed.values() for path in paths)
-    webfont.build(out / "fonts", text + "".join(website.LABELS[lang]["deck_keys"] for lang in executed))
+    # the characters the decks show: their notebooks', the decks an earlier (narrowed) build left
+    # in ``out`` (they share the font, so a narrower set would blank their Hangul) and the decks'
+    # own labels (the keys line); built first, since each deck's speaker view names the font files
+    sources = [path for paths in executed.values() for path in paths] + sorted(out.glob("*/*.slides.html"))
+    text = "".join(path.read_text(encoding="utf-8") for path in sources)
+    webfont.build(out / "fonts", text + "".join(labels["deck_keys"] for labels in website.LABELS.values()))
     decks = [
         export(path, lang, out / lang / f"{path.stem}.slides.html", reveal_prefix)
         for lang, paths in executed.items()
