@@ -246,7 +246,8 @@ def test_a_fenced_matrix_is_a_row_of_its_own():
     assert grouped.startswith(f"{MATH_OPEN}<mrow><mrow><mo>&#x00028;</mo><mtable>"), "the first vector too"
     assert grouped.count("<mrow") == grouped.count("</mrow>") == plain.count("<mrow") + 3
     assert website.group_matrices(grouped) == grouped
-    for other in (r"\frac{a}{b}", r"\begin{matrix}a\end{matrix}", r"\begin{cases}a & b\end{cases}"):
+    for other in (r"\frac{a}{b}", r"\begin{matrix}a\end{matrix}", r"\begin{cases}a & b\end{cases}",
+                  r"A = \begin{matrix}1 & 2\end{matrix} + B"):  # an operator next to a table is no fence
         assert website.group_matrices(convert(other)) == convert(other), other
 
 

@@ -138,9 +138,9 @@ def rule_bars(mathml: str) -> str:
     return mathml
 
 
-_FENCED_TABLE = re.compile(r"<mo>[^<]*</mo><mtable\b")
+_FENCED_TABLE = re.compile(r"<mo>(?:[(\[{|‖⟨]|&#x0*(?:28|5B|7B|7C|2016|27E8);)</mo><mtable\b", re.IGNORECASE)
 _TABLE_TAG = re.compile(r"<(/?)mtable\b[^>]*>")
-_CLOSING_FENCE = re.compile(r"<mo>[^<]*</mo>")
+_CLOSING_FENCE = re.compile(r"<mo>(?:[)\]}|‖⟩]|&#x0*(?:29|5D|7D|7C|2016|27E9);)</mo>", re.IGNORECASE)
 
 
 def group_matrices(mathml: str) -> str:
