@@ -30,7 +30,8 @@ def check_deck_html(html: str) -> None:
 
 
 MATH_FONT_PROBE = """(selector) => {
-  const math = [...document.querySelectorAll(selector)].find((m) => m.querySelector('mo, mi'));
+  // the first formula on a slide (speaker notes are not drawn in the deck)
+  const math = [...document.querySelectorAll(selector)].find((m) => m.querySelector('mo, mi') && !m.closest('aside.notes'));
   if (!math) return false;
   math.querySelector('mo, mi').id = 'math-font-probe';
   const slide = math.closest('.reveal .slides section');  // shown, so that it is laid out

@@ -255,6 +255,18 @@ def test_a_narrowed_build_keeps_the_hangul_of_decks_built_before(tmp_path, monke
     assert len(seen) == 1 and {"사", "효", "율"} <= set(seen[0])
 
 
+def test_the_learning_goals_are_shown_in_the_english_deck_too():
+    """English goals run longer than Korean (06: 1066 characters against 609); under the short-list
+    limit alone the English decks showed only the goals' heading, with the goals in the notes."""
+    goals = "### Learning goals\n\nBy the end of this notebook you will be able to:\n\n" + "".join(
+        f"- **measure** claim number {n} about position methods on small trained models, seed by seed;\n" for n in range(12)
+    )
+    assert slides.SHORT_LIST < len(goals) <= slides.GOALS_LIST
+    cells = [new_markdown_cell("# 99. x · x"), new_code_cell("x = 1"), _en(goals), _en("- " + "a" * 800 + "\n- b")]
+    kinds = [c.metadata.deck_part for c in slides.lecture_cells(cells)[1:]]
+    assert kinds[0] == "list" and "notes" in kinds[1:], kinds
+
+
 def test_long_lines_count_as_several_screen_lines():
     assert slides._screen_lines("a" * (slides.WRAP * 2 + 1)) == 3
     assert slides._chunks("\n".join(["x"] * 50), limit=20) == ["\n".join(["x"] * 20)] * 2 + [

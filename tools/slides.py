@@ -73,6 +73,8 @@ WRAP = 118  # characters per screen line of code at the deck's code font size
 _HEADING = re.compile(r"^(#{1,6})\s+(.*)$")
 _LIST_ITEM = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+|^\s{2,}\S")
 SHORT_LIST = 700  # characters: a list cell up to this long is shown, a longer one goes to the notes
+GOALS_LIST = 1200  # characters: the learning goals are shown up to this long (English runs longer)
+_GOALS = ("학습 목표", "Learning goals")
 _DISPLAY_MATH = re.compile(r"\$\$.+?\$\$|\\begin\{(equation|align)\*?\}.+?\\end\{\1\*?\}", re.DOTALL)
 
 
@@ -115,7 +117,9 @@ def _kind(cell: dict, index: int, setup: int | None) -> str:
     if lines and all(_HEADING.match(line) for line in lines):
         return "heading"
     other = [line for line in lines if not (_HEADING.match(line) or _LIST_ITEM.match(line))]
-    if len(text) <= SHORT_LIST and len(other) <= 1 and len(other) < len(lines) - 1:
+    heading = _HEADING.match(lines[0]) if lines else None
+    limit = GOALS_LIST if heading and heading.group(2).strip() in _GOALS else SHORT_LIST
+    if len(text) <= limit and len(other) <= 1 and len(other) < len(lines) - 1:
         return "list"  # learning goals, a short summary (a list, perhaps after one line): shown
     return "prose"
 
