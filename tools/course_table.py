@@ -132,7 +132,7 @@ COURSE: tuple[Entry, ...] = (
         "08_positions_in_2d_and_3d.ipynb",
         "2-D·3-D 위치",
         "Positions in 2-D and 3-D",
-        ("05 노트북(회전 위치 임베딩), 06 노트북(종합 비교)", "notebooks 05 (rotary position embedding) and 06 (showdown)"),
+        ("05 노트북(회전 위치 임베딩), 05b 노트북(문맥 확장), 06 노트북(종합 비교)", "notebooks 05 (rotary position embedding), 05b (context extension) and 06 (showdown)"),
         ("읽기 약 50분, 실행 1분 안팎(2코어 CPU)", "about 50 minutes to read, about a minute to run (2-core CPU)"),
     ),
 )
