@@ -114,11 +114,11 @@ COURSE: tuple[Entry, ...] = (
         "Showdown",
         (
             "03–05, 05b 노트북(사인파, Shaw 상대 위치, RoPE, 문맥 확장), PyTorch 기초",
-            "notebooks 03–05 and 05b (sinusoidal, Shaw relative, RoPE, context extension), basic PyTorch",
+            "notebooks 03–05 and 05b (sinusoidal, Shaw's relative positions, RoPE, context extension), basic PyTorch",
         ),
         (
             "읽기 약 60분, 실행 2분 이내(다른 작업이 없는 2코어 CPU, 작은 설정을 직접 학습시키는 시간 포함)",
-            "about 60 minutes to read; under two minutes to run (on an idle 2-core CPU), including the live training of the small configuration",
+            "about 60 minutes to read; under two minutes to run on an idle 2-core CPU, including the live training of the small configuration",
         ),
     ),
     _entry(
