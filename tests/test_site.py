@@ -328,6 +328,22 @@ def test_editions_run_in_parallel_and_are_reused_until_the_notebook_changes(tmp_
         website.execute_editions(("en",), out=out, jobs=0)
 
 
+def test_a_first_build_starts_the_slowest_notebooks_first(tmp_path, monkeypatch):
+    """With nothing executed yet, the running order comes from FIRST_BUILD_SECONDS (06 first,
+    not fifth from last); once a notebook has run, its own recorded time counts."""
+    names = ("00_introduction.ipynb", "03_sinusoidal_encoding.ipynb", "06_showdown.ipynb")
+    paths = [tmp_path / name for name in names]
+    out = tmp_path / "executed"
+    first = max(paths, key=lambda p: website._expected_seconds(p, "both", out))
+    assert first.name == "06_showdown.ipynb"
+    assert website._expected_seconds(paths[0], "both", out) == 0.0  # 00 is not listed: a few seconds
+    (out / "en").mkdir(parents=True)
+    nb = nbformat.v4.new_notebook()
+    nb.metadata["posviz_build_seconds"] = 999.5
+    nbformat.write(nb, out / "en" / paths[1].name)
+    assert website._expected_seconds(paths[1], "both", out) == 999.5  # another edition's time
+
+
 def test_data_page_tables_start_with_their_first_row(tmp_path):
     """data/README.md writes key-value tables with an empty header (``| | |``): the page drops it."""
     page = website.write_data_page(tmp_path).read_text(encoding="utf-8")
