@@ -15,7 +15,7 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from decks import assert_math_font, check_course_deck, check_deck_html, oversized, walk_deck
+from decks import assert_math_font, check_course_deck, check_deck_html, oversized, reveal, walk_deck
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
 from tools import editions, languages, nbtemplate, slides, webfont, website
@@ -286,17 +286,11 @@ def test_missing_npm_says_what_to_do(monkeypatch, tmp_path):
 def build_decks(out: Path) -> dict[str, Path]:
     """The fixture notebook's Korean and bilingual decks in ``out``, with reveal.js and the web
     font next to them (reveal.js fetched once with npm, as ``python tools/slides.py`` does)."""
-    if shutil.which("npm") is None and not all(
-        (slides.REVEAL_CACHE / f).is_file() for f in slides.REVEAL_FILES
-    ):
-        from browser import _unavailable
-
-        _unavailable("npm (Node.js) is needed once to fetch reveal.js")
     source = out / "99_deck_check.ipynb"
     nb = deck_fixture()
     nbtemplate.sync_cells(nb.cells, source.name)
     nbformat.write(nb, source)
-    prefix = slides.copy_reveal(slides.fetch_reveal(), out)
+    prefix = slides.copy_reveal(reveal(), out)
     built = {}
     for lang in ("ko", "both"):
         edition = nb if lang == "both" else editions.make_edition(nb, lang, source.name)
