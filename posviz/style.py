@@ -261,15 +261,18 @@ def wrap_text(text: str, width: float, measure) -> str:
 
 
 def _plain_number(value: float) -> str:
-    """A tick value as a plain number: 2, 20, 0.5, 1000 (no 2×10¹); ``None`` outside 10⁻³…10⁵."""
-    if value == 0 or not 1e-3 <= abs(value) < 1e5:
+    """A tick value as a plain number: 2, 20, 0.5, 1000 (no 2×10¹), 0 (a symlog axis's zero);
+    ``None`` outside 10⁻³…10⁵."""
+    if value == 0:
+        return "0"
+    if not 1e-3 <= abs(value) < 1e5:
         return None
     text = f"{value:.6g}"
     return text.replace("-", "\N{MINUS SIGN}")
 
 
 def plain_log_ticks(ax, axis: str = "both", *, only_default: bool = False) -> None:
-    """Label the log-scaled ``axis`` (``"x"``, ``"y"`` or ``"both"``) of ``ax`` with plain numbers.
+    """Label the log-scaled (or symlog) ``axis`` (``"x"``, ``"y"`` or ``"both"``) of ``ax`` with plain numbers.
 
     Matplotlib writes log ticks as ``10¹`` and, on an axis spanning less than a decade or two, the
     minor ticks as ``2×10¹``; this keeps matplotlib's choice of which ticks get a label and
@@ -288,7 +291,7 @@ def plain_log_ticks(ax, axis: str = "both", *, only_default: bool = False) -> No
     check_choice("axis", axis, ("x", "y", "both"))
     for name in ("x", "y") if axis == "both" else (axis,):
         target = getattr(ax, f"{name}axis")
-        if target.get_scale() != "log":
+        if target.get_scale() not in ("log", "symlog"):
             continue
         for setter, getter in (
             (target.set_major_formatter, target.get_major_formatter),
@@ -345,7 +348,7 @@ def _PlainLogFormatter():
                         continue  # a formatter set by hand labels its ticks its own way
                     formatter.set_locs(locs)  # which minor ticks get a label (as format_ticks does)
                     for value in locs:
-                        shown = low * (1 - 1e-9) <= value <= high * (1 + 1e-9)
+                        shown = low - 1e-9 * abs(low) <= value <= high + 1e-9 * abs(high)
                         labelled = shown and LogFormatterSciNotation.__call__(formatter, value)
                         if labelled and _plain_number(value) is None:
                             return False

@@ -303,6 +303,28 @@ def test_a_log_axis_never_mixes_plain_numbers_and_powers_of_ten():
     plt.close(fig)
 
 
+def test_a_symlog_axis_reads_plain_numbers_and_zero():
+    """Notebook 05's symlog distance axis read 0, 10⁰, 10¹, 10²: plain numbers where all fit, with a
+    true minus sign on the negative side; beyond 10⁵ the power form stays."""
+
+    def build(fig):
+        one_sided, two_sided, wide = fig.subplots(1, 3)
+        one_sided.plot([0, 1000], [0, 1])
+        one_sided.set_xscale("symlog")
+        two_sided.plot([-1000, 1000], [0, 1])
+        two_sided.set_xscale("symlog", linthresh=1)
+        wide.plot([0, 1e7], [0, 1])
+        wide.set_xscale("symlog")
+
+    fig = _drawn_figure(build)
+    one_sided, two_sided, wide = fig.axes
+    assert [t.get_text() for t in one_sided.get_xticklabels()] == ["0", "1", "10", "100", "1000"]
+    negative = [t.get_text() for t in two_sided.get_xticklabels()][:4]
+    assert negative == ["\N{MINUS SIGN}" + v for v in ("1000", "100", "10", "1")], negative
+    assert all("$" in t.get_text() for t in wide.get_xticklabels()[1:]), "10⁷ keeps the power form on its axis"
+    plt.close(fig)
+
+
 def test_figure_fit_check_finds_text_off_the_figure_and_text_over_text():
     from tools import textcheck
 
