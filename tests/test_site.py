@@ -328,7 +328,7 @@ def test_editions_run_in_parallel_and_are_reused_until_the_notebook_changes(tmp_
         website.execute_editions(("en",), out=out, jobs=0)
 
 
-def test_a_first_build_starts_the_slowest_notebooks_first(tmp_path, monkeypatch):
+def test_a_first_build_starts_the_slowest_notebooks_first(tmp_path):
     """With nothing executed yet, the running order comes from FIRST_BUILD_SECONDS (06 first,
     not fifth from last); once a notebook has run, its own recorded time counts."""
     names = ("00_introduction.ipynb", "03_sinusoidal_encoding.ipynb", "06_showdown.ipynb")
