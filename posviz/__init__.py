@@ -83,6 +83,7 @@ from .t5 import (
     T5RelativePositionBias,
     t5_relative_position_bucket,
 )
+from .tables import pad_text, text_columns
 from .tasks import IGNORE, CharLMTask, FirstTokenTask, OffsetCopyTask, OrderTask, Task
 from .training import TrainResult, evaluate, per_token_loss, train
 from .vocab import Vocabulary
@@ -99,6 +100,9 @@ __all__ = [
     "t",
     "plain_log_ticks",
     "wrap_text",
+    # printed tables
+    "text_columns",
+    "pad_text",
     # data
     "data_dir",
     "load_sentences",
