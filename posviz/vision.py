@@ -464,7 +464,7 @@ def run_vision_experiment(config: VisionConfig = LIVE_PRESET, *, verbose: bool =
                          "final_loss": float(np.mean(losses[-20:])), "seconds": time.perf_counter() - t0})
             if verbose:
                 print(t("시드", "seed") + f" {seed} {method:>10}: " + " ".join(f"{g}×{g} {a:.2f}" for g, a in accuracy.items())
-                      + ("" if fitted else t("  (기준 미달)", "  (not fitted)")), flush=True)
+                      + ("" if fitted else "  " + t("(기준 미달)", "(not fitted)")), flush=True)
     return {"config": asdict(config), "runs": runs, "provenance": provenance(start, cpu_start)}
 
 
