@@ -117,8 +117,8 @@ COURSE: tuple[Entry, ...] = (
             "notebooks 03–05 and 05b (sinusoidal, Shaw's relative positions, RoPE, context extension), basic PyTorch",
         ),
         (
-            "읽기 약 60분, 실행 2분 이내(다른 작업이 없는 2코어 CPU, 작은 설정을 직접 학습시키는 시간 포함)",
-            "about 60 minutes to read; under two minutes to run on an idle 2-core CPU, including the live training of the small configuration",
+            "읽기 약 60분, 실행 약 2–3분(2코어 CPU, 작은 설정을 직접 학습시키는 시간 포함)",
+            "about 60 minutes to read; about 2–3 minutes to run on a 2-core CPU, including the live training of the small configuration",
         ),
     ),
     _entry(
