@@ -6,7 +6,7 @@ Every notebook starts with ``posviz.setup(lang=...)``. It
 2. applies the seaborn theme (which resets fonts, so it must come first);
 3. picks a font that can draw Hangul (:func:`use_korean_font`) and keeps a proper
    minus sign (U+2212) on negative tick labels;
-4. sets the language of figure text (:func:`set_language`, read by :func:`t`);
+4. sets the language of figure text and printed messages (:func:`set_language`, read by :func:`t`);
 5. makes every figure fit its text at draw time (:func:`fit_figure_text`): long titles and
    labels wrap to their axes in balanced lines, log axes read 2, 4, 8 or 10, 20, 50 instead of
    2×10¹ (or powers of ten throughout, where an axis reaches past 10⁻³…10⁵);
@@ -143,7 +143,7 @@ def use_korean_font() -> str:
 
 
 def set_language(lang: str) -> None:
-    """Set the language of figure text written with :func:`t`.
+    """Set the language of figure text and printed messages written with :func:`t`.
 
     Args:
         lang: ``"ko"`` (Korean only), ``"en"`` (English only) or ``"both"``.

@@ -88,7 +88,7 @@ import torch
 
 import posviz
 
-posviz.setup(lang="{lang}", seed=0)  # lang: "ko", "en" or "both" (language of figure text)'''
+posviz.setup(lang="{lang}", seed=0)  # lang: "ko", "en" or "both" (figure text and printed messages)'''
 
 
 # --- Keeping notebooks in step with this template (used by tools/sync_notebooks.py) -----------
