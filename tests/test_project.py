@@ -47,6 +47,28 @@ def test_environment_yml_matches_pyproject():
     assert project["requires-python"] == ">=3.10"
 
 
+def _dead_links(path: Path) -> list[str]:
+    """Relative Markdown links of ``path`` (outside code blocks) whose target file is missing."""
+    text = re.sub(r"```.*?```", "", path.read_text(encoding="utf-8"), flags=re.S)
+    targets = [t.split("#", 1)[0] for t in re.findall(r"\]\(([^)\s]+)\)", text)]
+    return [t for t in targets if t and not re.match(r"[a-z]+:", t) and not (path.parent / t).exists()]
+
+
+@pytest.mark.parametrize("path", [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))], ids=lambda p: p.name)
+def test_readme_and_docs_links_resolve(path):
+    assert not _dead_links(path)
+
+
+def test_dead_links_finds_a_missing_target_and_ignores_code_and_urls(tmp_path):
+    (tmp_path / "here.md").write_text("x", encoding="utf-8")
+    page = tmp_path / "page.md"
+    page.write_text(
+        "[a](here.md) [b](here.md#part) [c](https://example.org/x) [d](gone.md)\n```\n[e](also-gone.md)\n```\n",
+        encoding="utf-8",
+    )
+    assert _dead_links(page) == ["gone.md"]
+
+
 def test_ci_runs_the_readme_test_command():
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")

@@ -1,4 +1,4 @@
-"""Supported versions: the oldest-versions constraints match pyproject.toml, and the README says what was tested."""
+"""Supported versions: the oldest-versions constraints match pyproject.toml, and docs/setup.md says what was tested."""
 
 import importlib.util
 import re
@@ -50,16 +50,16 @@ def test_oldest_constraints_pin_every_lower_bound_that_matters():
     assert not wrong, f"pin != lower bound in pyproject.toml: {wrong}"
 
 
-def test_readme_states_the_tested_versions():
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    section = readme.split("### 검증한 버전 · Tested versions", 1)[1].split("\n#", 1)[0]
+def test_setup_page_states_the_tested_versions():
+    setup = (ROOT / "docs" / "setup.md").read_text(encoding="utf-8")
+    section = setup.split("## 검증한 버전 · Tested versions", 1)[1].split("\n#", 1)[0]
     rows = [line for line in section.splitlines() if line.startswith("| 3.")]
     oldest = [row for row in rows if re.match(r"\| 3\.10(\.\d+)? \|", row)]
-    assert oldest, "the README's table needs the oldest-versions row"
+    assert oldest, "the tested-versions table needs the oldest-versions row"
     pins = _pins()
     for name in ("numpy", "matplotlib", "torch", "ipywidgets"):
-        assert pins[name] in oldest[0], f"README's oldest row does not show {name} {pins[name]}"
-    assert "python3.10 tools/test_oldest.py" in readme
+        assert pins[name] in oldest[0], f"the oldest row does not show {name} {pins[name]}"
+    assert "python3.10 tools/test_oldest.py" in setup
 
 
 def _course_module():
