@@ -1,13 +1,17 @@
 """The notebook runner (tools/nbrun.py): what it reports, and that a widget cell never stalls it."""
 
+import os
+import subprocess
+import sys
 import time
+from pathlib import Path
 
 import nbformat
 import pytest
 from nbclient.exceptions import CellTimeoutError
 from nbformat.v4 import new_code_cell, new_notebook
 
-from tools.nbrun import NOTEBOOKS, _seconds, execute
+from tools.nbrun import NOTEBOOKS, _seconds, execute, per_test_limit
 
 pytest.importorskip("ipywidgets")
 
@@ -82,3 +86,31 @@ def test_cell_profile_reads_the_kernel_timestamps():
         cell.metadata["execution"] = {"iopub.status.busy": busy, "shell.execute_reply": reply}
     profile = cell_profile(new_notebook(cells=cells), top=5)
     assert [(i, round(s, 2), first) for i, s, first in profile] == [(1, 3.25, "slow = 2"), (0, 0.5, "fast = 1")]
+
+
+def test_a_raised_cell_timeout_raises_the_per_test_limit():
+    assert per_test_limit(600.0, 180) == 600.0  # the default cell timeout leaves pyproject.toml's limit
+    assert per_test_limit(600.0, 60) == 600.0  # a lowered one too
+    assert per_test_limit(600.0, 300) == 900.0
+    assert per_test_limit(600.0, 900) == 2700.0
+
+
+def test_the_conftest_hook_marks_each_test_with_the_raised_limit(request):
+    marker = request.node.get_closest_marker("timeout")
+    expected = per_test_limit(float(request.config.getini("timeout")))
+    if expected == float(request.config.getini("timeout")):
+        assert marker is None
+    else:
+        assert marker is not None and marker.args == (expected,)
+
+
+def test_posviz_cell_timeout_alone_raises_the_limit_in_a_pytest_run():
+    root = Path(__file__).resolve().parent.parent
+    env = {**os.environ, "POSVIZ_CELL_TIMEOUT": "400"}
+    env.pop("PYTEST_TIMEOUT", None)
+    run = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-n0", "-p", "no:cacheprovider",
+         "tests/test_nbrun.py::test_the_conftest_hook_marks_each_test_with_the_raised_limit"],
+        cwd=root, env=env, capture_output=True, text=True, timeout=120,
+    )
+    assert run.returncode == 0 and "1 passed" in run.stdout, run.stdout + run.stderr

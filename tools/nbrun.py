@@ -30,7 +30,20 @@ NOTEBOOKS = ROOT / "notebooks"
 # Seconds a cell may run: above the slowest course cell on a heavily shared 2-core machine (the
 # longest training cells take up to about two minutes there). On a quiet machine set
 # POSVIZ_CELL_TIMEOUT lower (e.g. 60) so that a real hang fails sooner.
-CELL_TIMEOUT = int(os.environ.get("POSVIZ_CELL_TIMEOUT", "180"))
+DEFAULT_CELL_TIMEOUT = 180
+CELL_TIMEOUT = int(os.environ.get("POSVIZ_CELL_TIMEOUT", str(DEFAULT_CELL_TIMEOUT)))
+
+
+def per_test_limit(configured: float, cell_timeout: int = CELL_TIMEOUT) -> float:
+    """Seconds one pytest test may run (pytest-timeout), given the configured limit.
+
+    A test executes up to one notebook, whose cells may each take ``cell_timeout`` seconds. When
+    ``POSVIZ_CELL_TIMEOUT`` raises that above the default, the test's own limit rises with it,
+    to at least three cells' worth, so that raising the one setting the README names is enough.
+    """
+    if cell_timeout <= DEFAULT_CELL_TIMEOUT:
+        return configured
+    return max(configured, 3.0 * cell_timeout)
 # Where the tests' executions of the editions of a notebook share its training runs (the kernels
 # read POSVIZ_MEMO_RECORD / POSVIZ_MEMO from the environment; see posviz/_memo.py).
 MEMO = ROOT / "build" / "memo"
