@@ -27,8 +27,9 @@ from nbclient.output_widget import OutputWidget
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = ROOT / "notebooks"
-# Seconds a cell may run: above the slowest course cell on a heavily shared 2-core machine (the
-# longest training cells take up to about two minutes there). On a quiet machine set
+# Seconds a cell may run: above the slowest course cell on a shared 2-core machine (the longest
+# training cells take about two minutes there; at a load average of about 18, one of 06 took 180-310 s,
+# see docs/setup.md). On a quiet machine set
 # POSVIZ_CELL_TIMEOUT lower (e.g. 60) so that a real hang fails sooner.
 DEFAULT_CELL_TIMEOUT = 180
 CELL_TIMEOUT = int(os.environ.get("POSVIZ_CELL_TIMEOUT", str(DEFAULT_CELL_TIMEOUT)))
