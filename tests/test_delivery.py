@@ -199,6 +199,12 @@ def test_website_pages_are_offline_and_hold_the_figures(executed_edition, tmp_pa
     )
     assert set(pages) == {index, en_page, both_page}
     html = en_page.read_text(encoding="utf-8")
+    assert '<html lang="en">' in html
+    both = both_page.read_text(encoding="utf-8")
+    assert '<html lang="ko">' in both, "the bilingual page is Korean first"
+    english_cells = re.findall(r'<div class="[^"]*\bcelltag_lang-en\b[^"]*"[^>]*>', both)
+    assert english_cells and all('lang="en"' in div for div in english_cells), "its English cells say so"
+    assert not re.findall(r'<div class="[^"]*\bcelltag_lang-ko\b[^"]*" lang=', both)
     figures = _pngs(run.notebook)
     assert figures >= 1, "the executed notebook draws at least one figure"
     assert len(re.findall(r'<img [^>]*src="data:image/png;base64,', html)) == figures
@@ -232,6 +238,9 @@ def test_slides_are_cut_into_a_lecture_deck_and_load_reveal_locally(executed_edi
     path, run = executed_edition
     target = slides.export(path, "en", tmp_path / "en" / "deck.slides.html", reveal_prefix="../reveal.js")
     html = target.read_text(encoding="utf-8")
+    assert '<html lang="en">' in html
+    korean = slides.export(path, "ko", tmp_path / "ko" / "deck.slides.html", reveal_prefix="../reveal.js")
+    assert '<html lang="ko">' in korean.read_text(encoding="utf-8")
     deck = slides.lecture_cells(website.for_static_page(run.notebook, "en").cells)
     kinds = [c.metadata.slideshow.slide_type for c in deck]
     # every slide is an outer <section> holding its sub-slides, the first of which starts with it

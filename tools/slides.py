@@ -434,6 +434,7 @@ def export(
     # formulas in the speaker notes: the speaker view needs the math font
     math = any(cell.metadata.get("deck_part") == "notes" and "$" in cell.source for cell in deck.cells)
     exporter = website.CourseSlidesExporter(
+        language_code=website.LABELS[lang]["html_lang"],  # nbconvert writes <html lang> from this
         reveal_url_prefix=reveal_prefix,
         reveal_width=str(WIDTH),
         reveal_height=str(HEIGHT),

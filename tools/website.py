@@ -360,6 +360,14 @@ def dead_links(folder: Path) -> list[str]:
     return dead
 
 
+def with_cell_languages(body: str, lang: str) -> str:
+    """Mark the English prose of a bilingual page (``<html lang="ko">``) with ``lang="en"``, so
+    that screen readers and browser translation read each cell in its own language."""
+    if lang != "both":
+        return body
+    return re.sub(r'(<div class="[^"]*\bcelltag_lang-en\b[^"]*")', r'\1 lang="en"', body)
+
+
 def render_pages(executed: dict[str, list[Path]], out: Path = SITE) -> list[Path]:
     """Write one HTML page per executed notebook into ``out/<edition>/``, and ``out/index.html``.
 
@@ -401,7 +409,9 @@ def render_pages(executed: dict[str, list[Path]], out: Path = SITE) -> list[Path
                 "course_nav": _nav(names, name, lang, titles, exists, "top"),
                 "course_nav_bottom": _nav(names, name, lang, titles, exists, "bottom"),
             }
+            exporter.language_code = LABELS[lang]["html_lang"]  # nbconvert writes <html lang> from this, not from resources
             body, _ = exporter.from_notebook_node(page_nb, resources=resources)
+            body = with_cell_languages(body, lang)
             target = out / lang / f"{name}.html"
             target.write_text(body, encoding="utf-8")
             written.append(target)
