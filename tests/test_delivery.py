@@ -452,6 +452,8 @@ def test_a_narrowed_deck_build_links_only_to_decks_that_exist(executed_edition, 
     html = deck.read_text(encoding="utf-8")
     assert 'class="not-built"' in html, "the link to the next deck, which was not built, is plain text"
     assert not re.search(r'href="\d\d[a-z]?_\w+\.slides\.html"', html)
+    index = (tmp_path / "index.html").read_text(encoding="utf-8")
+    assert f'href="en/{deck.name}"' in index and "/ko/" not in index and 'href="both/' not in index, "the deck index"
     assert website.dead_links(tmp_path) == []
     # once the next deck exists, a later build links to it
     following = tmp_path / "en" / f"{NOTEBOOKS[1].stem}.slides.html"

@@ -473,7 +473,8 @@ def write_decks(executed: dict[str, list[Path]], out: Path = SLIDES, reveal_pref
     # own labels (the keys line); built first, since each deck's speaker view names the font files
     sources = [path for paths in executed.values() for path in paths] + sorted(out.glob("*/*.slides.html"))
     text = "".join(path.read_text(encoding="utf-8") for path in sources)
-    webfont.build(out / "fonts", text + "".join(labels["deck_keys"] for labels in website.LABELS.values()))
+    labels = "".join(labels["deck_keys"] for labels in website.LABELS.values()) + website.DECK_INDEX_ABOUT
+    webfont.build(out / "fonts", text + labels)
     decks = [
         export(path, lang, out / lang / f"{path.stem}.slides.html", reveal_prefix)
         for lang, paths in executed.items()
@@ -482,7 +483,21 @@ def write_decks(executed: dict[str, list[Path]], out: Path = SLIDES, reveal_pref
     website.write_data_page(out, index_link=False)  # the decks link to the data folder's description
     for deck in decks:
         website.unlink_missing(deck)
+    write_deck_index(out)
     return decks
+
+
+def write_deck_index(out: Path = SLIDES) -> Path:
+    """``out/index.html``: a link to every deck in ``out`` (this build's and an earlier one's), by edition."""
+    rows = {}
+    for lang in website.EDITIONS:
+        found = {path.name.removesuffix(".slides.html"): path for path in (out / lang).glob("*.slides.html")}
+        ordered = website.course_order(set(found))
+        rows[lang] = [(f"{lang}/{name}.slides.html", website.page_title(found[name])) for name in ordered]
+    index = out / "index.html"
+    page = website.index_page({lang: r for lang, r in rows.items() if r}, about=website.DECK_INDEX_ABOUT)
+    index.write_text(page, encoding="utf-8")
+    return index
 
 
 def _speaker_css(fonts: Path, math: bool = True) -> str:
@@ -540,7 +555,7 @@ def main(argv: list[str] | None = None) -> int:
     executed, failed = website.execute_editions(args.lang, args.pattern, force=args.force)
     count = len(write_decks(executed, SLIDES, prefix))
     where = "the network (--reveal-cdn)" if args.reveal_cdn else f"{SLIDES / 'reveal.js'}"
-    print(f"\n{count} slide deck(s) in {SLIDES} (reveal.js from {where}); press s in a deck for the notes")
+    print(f"\n{count} slide deck(s) in {SLIDES} (reveal.js from {where}); open {SLIDES / 'index.html'}; press s in a deck for the notes")
     return 1 if failed else 0
 
 

@@ -309,7 +309,7 @@ body, nav.course-nav, span.colab-badge {{ font-family: var(--jp-content-font-fam
 math {{ font-family: {webfont.math_font_stack()}; }}"""
 
 
-def _course_order(names) -> list[str]:
+def course_order(names) -> list[str]:
     """``names`` (notebook stems) in course order; names that are no course notebook go last."""
     order = {path.stem: i for i, path in enumerate(notebook_paths())}
     return sorted(set(names), key=lambda n: (order.get(n, len(order)), n))
@@ -394,12 +394,12 @@ def render_pages(executed: dict[str, list[Path]], out: Path = SITE) -> list[Path
             continue
         (out / lang).mkdir(parents=True, exist_ok=True)
         loaded = {name: nbformat.read(path, as_version=4) for name, path in notebooks[lang].items()}
-        names = _course_order(exists[lang])
+        names = course_order(exists[lang])
         titles = {
-            name: notebook_title(loaded[name]) if name in loaded else _page_title(out / lang / f"{name}.html")
+            name: notebook_title(loaded[name]) if name in loaded else page_title(out / lang / f"{name}.html")
             for name in names
         }
-        for name in _course_order(loaded):
+        for name in course_order(loaded):
             page_nb = for_static_page(loaded[name], lang)
             resources = {
                 "metadata": {"name": titles[name]},
@@ -420,10 +420,10 @@ def render_pages(executed: dict[str, list[Path]], out: Path = SITE) -> list[Path
     write_data_page(out)
     rows = {}
     for lang in EDITIONS:
-        names = _course_order(exists[lang])
-        rows[lang] = [(f"{lang}/{name}.html", _page_title(out / lang / f"{name}.html")) for name in names]
+        names = course_order(exists[lang])
+        rows[lang] = [(f"{lang}/{name}.html", page_title(out / lang / f"{name}.html")) for name in names]
     index = out / "index.html"
-    index.write_text(_index_page({lang: r for lang, r in rows.items() if r}), encoding="utf-8")
+    index.write_text(index_page({lang: r for lang, r in rows.items() if r}), encoding="utf-8")
     for page in written:
         unlink_missing(page)
     pages = [
@@ -435,7 +435,7 @@ def render_pages(executed: dict[str, list[Path]], out: Path = SITE) -> list[Path
     return [index, *written]
 
 
-def _page_title(page: Path) -> str:
+def page_title(page: Path) -> str:
     match = re.search(r"<title>(.*?)</title>", page.read_text(encoding="utf-8"), re.DOTALL)
     return html.unescape(match.group(1).strip()) if match else page.stem
 
@@ -499,7 +499,13 @@ def write_data_page(out: Path, *, index_link: bool = True) -> Path:
     return target
 
 
-def _index_page(rows: dict[str, list[tuple[str, str]]]) -> str:
+DECK_INDEX_ABOUT = """언어판마다 모은 강의 슬라이드입니다. 슬라이드에서 <kbd>s</kbd>를 누르면 발표자 화면이 열립니다.<br>
+The lecture decks, by edition. Press <kbd>s</kbd> in a deck for the speaker view."""
+
+
+def index_page(rows: dict[str, list[tuple[str, str]]], about: str | None = None) -> str:
+    """The index page: one column of links per edition in ``rows`` (``{edition: [(href, title)]}``).
+    ``about`` is the line under the heading; by default, the website's (which editions it holds)."""
     columns = []
     for lang, links in rows.items():
         items = "\n".join(f'<li><a href="{href}">{html.escape(title)}</a></li>' for href, title in links)
@@ -507,10 +513,10 @@ def _index_page(rows: dict[str, list[tuple[str, str]]]) -> str:
             f'<section lang="{LABELS[lang]["html_lang"]}"><h2>{LABELS[lang]["name"]}</h2><ul>{items}</ul></section>'
         )
     title = "트랜스포머의 위치 인코딩 · Positional Encoding in Transformers"
-    if len(rows) == len(EDITIONS):
+    if about is None and len(rows) == len(EDITIONS):
         about = """실행된 노트북을 세 가지 판으로 봅니다: 한·영 병기, 한국어, 영어. 그림은 각 판의 언어로 그려져 있습니다.<br>
 The executed notebooks in three editions: bilingual, Korean and English, with figures drawn in each edition's language."""
-    else:  # a narrowed build (course.py run builds the bilingual edition only)
+    elif about is None:  # a narrowed build (course.py run builds the bilingual edition only)
         built = " · ".join(LABELS[lang]["name"] for lang in rows)
         about = f"""이 빌드에 있는 판: {built}. 세 판(한·영 병기, 한국어, 영어)을 모두 만들려면 <code>python3 course.py site</code>를 실행하세요.<br>
 The editions in this build: {built}. To build all three (bilingual, Korean and English), run <code>python3 course.py site</code>."""
