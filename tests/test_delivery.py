@@ -13,9 +13,10 @@ from pathlib import Path
 import nbformat
 import pytest
 import yaml
+from fontTools.ttLib import TTFont
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
-from tools import editions, glossary, languages, nbtemplate, slides, textcheck, website
+from tools import editions, glossary, languages, nbtemplate, slides, textcheck, webfont, website
 from tools.nbrun import execute, notebook_paths
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -454,6 +455,9 @@ def test_a_narrowed_deck_build_links_only_to_decks_that_exist(executed_edition, 
     assert not re.search(r'href="\d\d[a-z]?_\w+\.slides\.html"', html)
     index = (tmp_path / "index.html").read_text(encoding="utf-8")
     assert f'href="en/{deck.name}"' in index and "/ko/" not in index and 'href="both/' not in index, "the deck index"
+    font = TTFont(tmp_path / "fonts" / webfont.file_name("normal"))
+    missing = set(webfont.korean_characters(index)) - {chr(code) for code in font.getBestCmap()}
+    assert not missing, f"the deck index's Korean has no glyph for {''.join(sorted(missing))}"
     assert website.dead_links(tmp_path) == []
     # once the next deck exists, a later build links to it
     following = tmp_path / "en" / f"{NOTEBOOKS[1].stem}.slides.html"

@@ -473,7 +473,9 @@ def write_decks(executed: dict[str, list[Path]], out: Path = SLIDES, reveal_pref
     # own labels (the keys line); built first, since each deck's speaker view names the font files
     sources = [path for paths in executed.values() for path in paths] + sorted(out.glob("*/*.slides.html"))
     text = "".join(path.read_text(encoding="utf-8") for path in sources)
-    labels = "".join(labels["deck_keys"] for labels in website.LABELS.values()) + website.DECK_INDEX_ABOUT
+    # ... and the deck index's own text (headings, edition names, the line under the title)
+    index_text = website.index_page({lang: [] for lang in website.EDITIONS}, about=website.DECK_INDEX_ABOUT)
+    labels = "".join(labels["deck_keys"] for labels in website.LABELS.values()) + index_text
     webfont.build(out / "fonts", text + labels)
     decks = [
         export(path, lang, out / lang / f"{path.stem}.slides.html", reveal_prefix)
